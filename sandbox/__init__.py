@@ -1,0 +1,1 @@
+"""Host side of the y2038 rollover sandbox."""
