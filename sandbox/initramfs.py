@@ -1,0 +1,392 @@
+"""Build the guest initramfs: probes in every flavour, busybox, init, agent.
+
+    build_initramfs("x86_64") -> InitramfsArtifact(path, key, reused)
+
+The key is a sha256 over everything that goes in: every file under rootfs/
+(except rootfs/build), the busybox binary, the compiler's `--version`, the
+arch's row in ARCHES, and this builder's own source (sandbox/initramfs.py,
+sandbox/cpio.py).
+The archive is cached at cache_dir()/initramfs/<key[:16]>/initramfs.cpio and
+reused when present. It is an uncompressed newc cpio: quick to unpack under
+emulation.
+
+What goes in comes from rootfs/manifest.toml; what differs per machine arch
+(compiler, flags, flavours) is the ARCHES table below.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import subprocess
+import tempfile
+import tomllib
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from sandbox import cpio
+from sandbox.cpio import Entry
+from sandbox.errors import InputError, SandboxError
+from sandbox.paths import ROOTFS, cache_dir
+from sandbox.progress import say, step
+
+MANIFEST = ROOTFS / "manifest.toml"
+ALL_FLAVOURS = ("time32-syscall", "time32-libc", "time64", "native64")
+_BUILDER_SOURCES = (Path(__file__), Path(cpio.__file__))
+_C_LOCALE = {**os.environ, "LC_ALL": "C"}
+
+
+# --------------------------------------------------------------------------
+# Per-arch knowledge: one row per machine arch.
+
+
+@dataclass(frozen=True)
+class ArchSpec:
+    """How to build the guest binaries for one machine arch.
+
+    cc:            the C compiler (a Debian gcc or cross gcc)
+    cc_package:    the Debian package that provides cc
+    cflags32:      what selects the 32-bit ABI (rootfs/Makefile CFLAGS32)
+    flavours:      the binary flavours this machine runs
+    tools_flavour: the (64-bit time_t) flavour the tools are built in
+    static_libcs:  (extra cc flags, Debian package): a static libc that must
+                   be found for those flags, and where it comes from
+    """
+
+    name: str
+    cc: str
+    cc_package: str
+    cflags32: str
+    flavours: tuple[str, ...]
+    tools_flavour: str
+    static_libcs: tuple[tuple[str, str], ...]
+
+
+ARCHES: dict[str, ArchSpec] = {
+    "x86_64": ArchSpec(
+        name="x86_64",
+        cc="gcc",
+        cc_package="gcc",
+        cflags32="-m32",
+        flavours=ALL_FLAVOURS,
+        tools_flavour="native64",
+        static_libcs=(("", "libc6-dev"), ("-m32", "gcc-multilib")),
+    ),
+    # i386 would be: cc="gcc", cflags32="-m32", flavours without native64,
+    # tools_flavour="time64"; armhf: cc="arm-linux-gnueabihf-gcc",
+    # cc_package="gcc-arm-linux-gnueabihf", cflags32="", same flavours as i386.
+}
+
+
+# --------------------------------------------------------------------------
+# The manifest (rootfs/manifest.toml).
+
+
+@dataclass(frozen=True)
+class Device:
+    path: str
+    kind: str  # "char" or "block"
+    major: int
+    minor: int
+    mode: int
+
+
+@dataclass(frozen=True)
+class Busybox:
+    path: Path
+    package: str
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str
+    calls: tuple[str, ...]
+    flavours: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    calls: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Manifest:
+    scripts: tuple[str, ...]
+    dirs: tuple[str, ...]
+    devices: tuple[Device, ...]
+    probes_dir: str
+    tools_dir: str
+    busybox: dict[str, Busybox]
+    probes: dict[str, Probe]
+    tools: dict[str, Tool]
+
+
+def _get(table: dict[str, Any], key: str, kind: type, where: str, default: Any = None) -> Any:
+    if key not in table:
+        if default is not None:
+            return default
+        raise InputError(str(MANIFEST), f"{where}.{key}" if where else key, "missing")
+    value = table[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise InputError(str(MANIFEST), f"{where}.{key}" if where else key, f"expected {kind.__name__}")
+    return value
+
+
+def _strings(table: dict[str, Any], key: str, where: str, default: Any = None) -> tuple[str, ...]:
+    value = _get(table, key, list, where, default)
+    if not all(isinstance(v, str) for v in value):
+        raise InputError(str(MANIFEST), f"{where}.{key}", "expected a list of strings")
+    return tuple(value)
+
+
+def load_manifest(path: Path = MANIFEST) -> Manifest:
+    """Parse and check rootfs/manifest.toml; InputError names the bad key."""
+    try:
+        data = tomllib.loads(path.read_text())
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise SandboxError(f"{path}: {exc}") from exc
+
+    init = _get(data, "initramfs", dict, "")
+    devices = []
+    for i, dev in enumerate(_get(init, "devices", list, "initramfs", [])):
+        where = f"initramfs.devices[{i}]"
+        if not isinstance(dev, dict):
+            raise InputError(str(path), where, "expected a table")
+        kind = _get(dev, "type", str, where)
+        if kind not in ("char", "block"):
+            raise InputError(str(path), f"{where}.type", "expected 'char' or 'block'")
+        devices.append(Device(_get(dev, "path", str, where), kind, _get(dev, "major", int, where),
+                              _get(dev, "minor", int, where), _get(dev, "mode", int, where)))
+
+    busybox = {
+        arch: Busybox(Path(_get(spec, "path", str, f"busybox.{arch}")), _get(spec, "package", str, f"busybox.{arch}"))
+        for arch, spec in _get(data, "busybox", dict, "").items()
+    }
+
+    probes = {}
+    for name, spec in _get(data, "probe", dict, "").items():
+        where = f"probe.{name}"
+        flavours = _strings(spec, "flavours", where, list(ALL_FLAVOURS))
+        unknown = sorted(set(flavours) - set(ALL_FLAVOURS))
+        if unknown:
+            raise InputError(str(path), f"{where}.flavours", f"unknown flavour(s) {unknown}; known: {list(ALL_FLAVOURS)}")
+        probes[name] = Probe(name, _strings(spec, "calls", where), flavours)
+    tools = {name: Tool(name, _strings(spec, "calls", f"tool.{name}", []))
+             for name, spec in _get(data, "tool", dict, "", {}).items()}
+    for name in [*probes, *tools]:
+        if not (ROOTFS / "probes" / f"{name}.c").is_file():
+            raise InputError(str(path), name, f"no source rootfs/probes/{name}.c")
+
+    return Manifest(
+        scripts=_strings(init, "scripts", "initramfs"),
+        dirs=_strings(init, "dirs", "initramfs"),
+        devices=tuple(devices),
+        probes_dir=_get(init, "probes_dir", str, "initramfs"),
+        tools_dir=_get(init, "tools_dir", str, "initramfs"),
+        busybox=busybox,
+        probes=probes,
+        tools=tools,
+    )
+
+
+# --------------------------------------------------------------------------
+# Inputs and the cache key.
+
+
+@dataclass(frozen=True)
+class InitramfsArtifact:
+    path: Path
+    key: str
+    reused: bool
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    arch: ArchSpec
+    manifest: Manifest
+    busybox: Busybox
+    cc_version: str
+
+
+def _arch(name: str) -> ArchSpec:
+    try:
+        return ARCHES[name]
+    except KeyError:
+        raise SandboxError(f"initramfs: unknown arch {name!r} (known: {', '.join(ARCHES)})") from None
+
+
+def _run(args: list[str], what: str, package: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(args, capture_output=True, text=True, env=_C_LOCALE, check=False)
+    except FileNotFoundError:
+        raise SandboxError(f"{what}: {args[0]} not found; install the Debian package {package}") from None
+
+
+def _inputs(arch_name: str) -> _Inputs:
+    arch = _arch(arch_name)
+    manifest = load_manifest()
+    busybox = manifest.busybox.get(arch.name)
+    if busybox is None:
+        raise InputError(str(MANIFEST), f"busybox.{arch.name}", "missing")
+    if not busybox.path.is_file():
+        raise SandboxError(f"busybox for {arch.name} not found at {busybox.path}; "
+                           f"install the Debian package {busybox.package}")
+    version = _run([arch.cc, "--version"], "initramfs", arch.cc_package)
+    if version.returncode != 0:
+        raise SandboxError(f"initramfs: `{arch.cc} --version` failed: {version.stderr.strip()}")
+    return _Inputs(arch, manifest, busybox, version.stdout)
+
+
+def rootfs_files(root: Path = ROOTFS) -> list[Path]:
+    """Every file under rootfs/ that feeds the initramfs (not rootfs/build)."""
+    return sorted(p for p in root.rglob("*")
+                  if p.is_file() and p.relative_to(root).parts[0] != "build")
+
+
+def _key(inputs: _Inputs) -> str:
+    h = hashlib.sha256()
+
+    def part(label: str, data: bytes) -> None:
+        h.update(f"{label}\0{len(data)}\0".encode())
+        h.update(data)
+
+    part("arch", repr(inputs.arch).encode())  # name, compiler, flags, flavours
+    for path in rootfs_files():
+        part(f"rootfs/{path.relative_to(ROOTFS).as_posix()}", path.read_bytes())
+    part("busybox", inputs.busybox.path.read_bytes())
+    part("cc --version", inputs.cc_version.encode())
+    for source in _BUILDER_SOURCES:
+        part(f"builder/{source.name}", source.read_bytes())
+    return h.hexdigest()
+
+
+# --------------------------------------------------------------------------
+# Building.
+
+
+def _check_toolchain(arch: ArchSpec) -> None:
+    for flags, package in arch.static_libcs:
+        args = [arch.cc, *flags.split(), "-print-file-name=libc.a"]
+        found = _run(args, "initramfs", arch.cc_package).stdout.strip()
+        if not (os.path.isabs(found) and os.path.isfile(found)):
+            raise SandboxError(f"no static libc for `{' '.join(args[:-1])}`; install the Debian package {package}")
+    _run(["make", "--version"], "initramfs", "make")
+
+
+def _make_probes(inputs: _Inputs, out: Path, log: Path) -> None:
+    arch, manifest = inputs.arch, inputs.manifest
+    args = [
+        "make", "--no-print-directory", "-C", str(ROOTFS), f"-j{min(os.cpu_count() or 1, 4)}",
+        f"OUT={out}",
+        f"CC={arch.cc}",
+        f"CFLAGS32={arch.cflags32}",
+        f"FLAVOURS={' '.join(arch.flavours)}",
+        f"TOOLS_FLAVOUR={arch.tools_flavour}",
+        f"PROBES={' '.join(manifest.probes)}",
+        f"TOOLS={' '.join(manifest.tools)}",
+    ]
+    result = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=_C_LOCALE, check=False)
+    if result.returncode != 0:
+        log.write_text(f"$ {' '.join(args)}\n{result.stdout}")
+        lines = [ln.strip() for ln in result.stdout.splitlines() if ln.strip()]
+        errors = [ln for ln in lines if "error" in ln.lower()]
+        first = (errors or lines or ["no output"])[0]
+        raise SandboxError(f"building the probes failed: {first} (full log: {log})")
+
+
+def _busybox_applets(busybox: Path) -> list[str]:
+    """Applet paths ("bin/sh", "usr/bin/awk"...) or [] if busybox cannot run
+    here (foreign arch): /init then runs `busybox --install -s` itself."""
+    try:
+        result = subprocess.run([str(busybox), "--list-full"], capture_output=True, text=True, check=False)
+    except OSError:
+        return []
+    if result.returncode != 0:
+        return []
+    return sorted({ln.strip().lstrip("/") for ln in result.stdout.splitlines() if ln.strip()})
+
+
+def _binary(path: Path) -> bytes:
+    if not path.is_file():
+        raise SandboxError(f"initramfs: the probe build did not produce {path.name} ({path})")
+    return path.read_bytes()
+
+
+def _entries(inputs: _Inputs, key: str, built: Path) -> list[Entry]:
+    """The archive members, parents first, in a stable order."""
+    arch, manifest = inputs.arch, inputs.manifest
+    entries: list[Entry] = [Entry.directory(d, 0o1777 if d == "tmp" else 0o755) for d in manifest.dirs]
+    entries += [Entry.directory(d) for d in ("bin", "sbin", "usr", "usr/bin", "usr/sbin")]
+    for dev in manifest.devices:
+        make = Entry.chardev if dev.kind == "char" else Entry.blockdev
+        entries.append(make(dev.path, dev.major, dev.minor, dev.mode))
+    for script in manifest.scripts:
+        entries.append(Entry.file(script, (ROOTFS / script).read_bytes(), 0o755))
+
+    entries.append(Entry.file("bin/busybox", inputs.busybox.path.read_bytes(), 0o755))
+    taken = {e.name for e in entries} | {"bin/busybox"}
+    applets = ["bin/sh", *(a for a in _busybox_applets(inputs.busybox.path) if a != "bin/sh")]
+    entries += [Entry.symlink(a, "/bin/busybox") for a in applets if a not in taken]
+
+    for probe in manifest.probes.values():
+        for flavour in arch.flavours:
+            if flavour in probe.flavours:
+                data = _binary(built / flavour / probe.name)
+                entries.append(Entry.file(f"{manifest.probes_dir}/{flavour}/{probe.name}", data, 0o755))
+    for tool in manifest.tools.values():
+        data = _binary(built / "tools" / tool.name)
+        entries.append(Entry.file(f"{manifest.tools_dir}/{tool.name}", data, 0o755))
+
+    info = f"arch={arch.name}\nkey={key}\n".encode()
+    entries.append(Entry.file("etc/y2038-initramfs", info))
+    return cpio.with_parents(entries)
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """One builder per key at a time (pytest-xdist workers share the cache)."""
+    with open(path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _build(inputs: _Inputs, key: str, root: Path, target: Path) -> None:
+    _check_toolchain(inputs.arch)
+    with tempfile.TemporaryDirectory(dir=root, prefix=f".build-{key[:16]}-") as tmp:
+        built = Path(tmp) / "bin"
+        log = root / f"{key[:16]}.build.log"
+        _make_probes(inputs, built, log)
+        log.unlink(missing_ok=True)
+        entries = _entries(inputs, key, built)
+        partial = Path(tmp) / "initramfs.cpio"
+        with open(partial, "wb") as out:
+            cpio.write_newc(entries, out)
+            out.flush()
+            os.fsync(out.fileno())
+        target.parent.mkdir(exist_ok=True)
+        os.replace(partial, target)  # same filesystem: atomic
+
+
+def build_initramfs(arch: str = "x86_64") -> InitramfsArtifact:
+    """The initramfs for `arch`, from the cache when its inputs are unchanged."""
+    inputs = _inputs(arch)
+    key = _key(inputs)
+    root = cache_dir() / "initramfs"
+    root.mkdir(parents=True, exist_ok=True)
+    target = root / key[:16] / "initramfs.cpio"
+    if target.is_file():
+        return InitramfsArtifact(target, key, reused=True)
+    with _locked(root / f"{key[:16]}.lock"):
+        if target.is_file():  # another process built it while we waited
+            return InitramfsArtifact(target, key, reused=True)
+        with step(f"Building the {arch} initramfs ({key[:16]})"):
+            _build(inputs, key, root, target)
+    say(f"initramfs: {target} ({target.stat().st_size // 1024} KiB)")
+    return InitramfsArtifact(target, key, reused=False)
