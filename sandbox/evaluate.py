@@ -1,0 +1,130 @@
+"""Judge observations against a scenario's expectations; never touches QEMU.
+
+One Verdict per expectation that applies to the machine: a flavour the
+machine does not run (native64 on a 32-bit machine) gives no verdict.
+Observations are matched on (arch, phase, probe, flavour, call); when a
+call was observed more than once, every observation must pass.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from sandbox.observations import Observation, Value
+from sandbox.scenario import ERRNO_FIELD, Expectation, ProbeStep, Scenario
+from sandbox.timefmt import format_time
+
+TIME_FIELDS = frozenset({
+    "seconds", "tv_sec", "time", "atime", "mtime", "ctime", "btime",
+    "sem_otime", "sem_ctime", "shm_atime", "shm_dtime", "shm_ctime",
+    "msg_stime", "msg_rtime", "msg_ctime",
+})
+"""Fields holding seconds since the epoch: shown as ISO time plus the raw number."""
+
+NO_OBSERVATION = "no observation"
+
+_ObservationKey = tuple[str, str, str, str]  # phase, probe, flavour, call
+
+
+@dataclass(frozen=True)
+class Verdict:
+    step: int
+    phase: str
+    flavour: str
+    call: str
+    field: str
+    expected: str
+    observed: str
+    passed: bool
+
+
+@dataclass(frozen=True)
+class ScenarioResult:
+    scenario: str
+    arch: str
+    verdicts: tuple[Verdict, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(verdict.passed for verdict in self.verdicts)
+
+    @property
+    def failures(self) -> tuple[Verdict, ...]:
+        return tuple(verdict for verdict in self.verdicts if not verdict.passed)
+
+
+def render_value(field: str, value: Value) -> str:
+    """Human text of an observed value: ISO time for time fields, else the value."""
+    if field in TIME_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+        return f"{format_time(value)} ({value})"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _summary(observation: Observation) -> str:
+    parts = [f"{key} {render_value(key, value)}" for key, value in observation.values.items()]
+    return ", ".join(parts) or "no values"
+
+
+def _check_errno(observation: Observation, expectation: Expectation) -> tuple[bool, str]:
+    passed = expectation.matcher.matches(observation.errno)
+    if observation.errno is not None:
+        return passed, f"errno {observation.errno}"
+    return passed, f"no errno (succeeded: {_summary(observation)})"
+
+
+def _check_value(observation: Observation, expectation: Expectation) -> tuple[bool, str]:
+    if observation.errno is not None:
+        return False, f"errno {observation.errno}"
+    if expectation.field not in observation.values:
+        return False, f"no field '{expectation.field}' ({_summary(observation)})"
+    value = observation.values[expectation.field]
+    return expectation.matcher.matches(value), render_value(expectation.field, value)
+
+
+def check(observation: Observation, expectation: Expectation) -> tuple[bool, str]:
+    """(passed, observed text) of one observation against one expectation."""
+    if expectation.field == ERRNO_FIELD:
+        return _check_errno(observation, expectation)
+    return _check_value(observation, expectation)
+
+
+def _verdict(step: ProbeStep, expectation: Expectation, observations: list[Observation]) -> Verdict:
+    checks = [check(observation, expectation) for observation in observations]
+    texts = list(dict.fromkeys(text for _, text in checks))
+    return Verdict(
+        step=step.index,
+        phase=step.phase,
+        flavour=expectation.flavour,
+        call=expectation.call,
+        field=expectation.field,
+        expected=expectation.matcher.describe(),
+        observed="; ".join(texts) or NO_OBSERVATION,
+        passed=bool(checks) and all(passed for passed, _ in checks),
+    )
+
+
+def _index(arch: str, observations: Iterable[Observation]) -> dict[_ObservationKey, list[Observation]]:
+    index: dict[_ObservationKey, list[Observation]] = defaultdict(list)
+    for observation in observations:
+        if observation.arch == arch:
+            key = (observation.phase, observation.probe, observation.flavour, observation.call)
+            index[key].append(observation)
+    return index
+
+
+def evaluate(scenario: Scenario, arch: str, observations: Iterable[Observation]) -> ScenarioResult:
+    """One verdict per expectation whose flavour runs on `arch`."""
+    if arch not in scenario.machines:
+        raise ValueError(
+            f"scenario {scenario.name} does not run on {arch} (machines: {', '.join(scenario.machines)})"
+        )
+    available = scenario.machines[arch]
+    index = _index(arch, observations)
+    verdicts = tuple(
+        _verdict(step, expectation, index.get((step.phase, step.probe, expectation.flavour, expectation.call), []))
+        for step in scenario.probe_steps
+        for expectation in step.expectations
+        if expectation.flavour in available
+    )
+    return ScenarioResult(scenario=scenario.name, arch=arch, verdicts=tuple(verdicts))

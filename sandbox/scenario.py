@@ -1,0 +1,642 @@
+"""Scenario files: the model, the matchers and the validating parser.
+
+A scenario is one TOML file (see docs and scenarios/clock/rollover.toml).
+Parsing is a pure function of the text, the probe catalogue and the
+machines on offer; it never runs anything. Every problem raises one
+InputError naming the file and the dotted key path, for example
+
+    scenarios/clock/rollover.toml: step[2].expect.time64.time.seconds: unknown matcher ...
+
+Steps are numbered from 0, as in the key paths.
+
+Two tables make the format grow without new if-chains:
+- MATCHERS: the table forms of an expectation ({ between = [lo, hi] }, ...);
+- ACTIONS:  the step kinds (probe, set-clock), each with its allowed keys.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import errno as _errno
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path, PurePath
+from types import MappingProxyType
+from typing import ClassVar, NoReturn, Protocol
+
+from sandbox.errors import InputError
+from sandbox.paths import REPO
+from sandbox.probes import Catalogue, ProbeInfo
+from sandbox.timefmt import ROLLOVER, UINT32_SPAN, format_time, parse_time, seconds_from_datetime
+
+Value = int | float | str
+"""A value a probe reports for a field."""
+Number = int | float
+
+ERRNO_FIELD = "errno"
+ERRNO_NONE = "none"
+DEFAULT_TIMEOUT = 120
+RTC_MIN = parse_time("1970-01-01T00:00:00Z")
+RTC_MAX = parse_time("2099-12-31T23:59:59Z")
+_RTC_LIMIT_WHY = (
+    "QEMU's -rtc base sets the emulated CMOS/RTC clock, which only holds "
+    "1970..2099; reach later times with a set-clock step"
+)
+_PHASE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+_TIME_SHAPE_RE = re.compile(r"[+-]?\d{4,}-\d")
+_ERRNO_NAMES = frozenset(_errno.errorcode.values())
+_ERRNO_NUMBERED_RE = re.compile(r"E\d+")  # what a probe prints for an errno glibc cannot name
+
+
+# --------------------------------------------------------------------------
+# Matchers: one small class each; MATCHERS maps a table key to its builder.
+
+
+class Matcher(Protocol):
+    def matches(self, observed: Value | None) -> bool: ...
+
+    def describe(self) -> str: ...
+
+
+def is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _render(value: Value, as_time: bool) -> str:
+    if as_time and isinstance(value, int):
+        return format_time(value)
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+@dataclass(frozen=True)
+class Equals:
+    """A bare value: the field equals it (a time string was turned into seconds)."""
+
+    value: Value
+    as_time: bool = False
+
+    def matches(self, observed: Value | None) -> bool:
+        return is_number(observed) == is_number(self.value) and observed == self.value
+
+    def describe(self) -> str:
+        return f"= {_render(self.value, self.as_time)}"
+
+
+@dataclass(frozen=True)
+class ErrnoIs:
+    """The call failed with this errno; None: the call succeeded."""
+
+    name: str | None
+
+    def matches(self, observed: Value | None) -> bool:
+        return observed == self.name
+
+    def describe(self) -> str:
+        return "no errno (call succeeded)" if self.name is None else f"errno {self.name}"
+
+
+@dataclass(frozen=True)
+class Between:
+    """lo <= value <= hi."""
+
+    lo: Number
+    hi: Number
+    as_time: bool = False
+
+    def matches(self, observed: Value | None) -> bool:
+        return is_number(observed) and self.lo <= observed <= self.hi  # type: ignore[operator]
+
+    def describe(self) -> str:
+        return f"in [{_render(self.lo, self.as_time)}, {_render(self.hi, self.as_time)}]"
+
+
+@dataclass(frozen=True)
+class Wrapped:
+    """A negative signed 32-bit value whose real time (value + 2**32) is in [lo, hi]."""
+
+    lo: int
+    hi: int
+
+    def matches(self, observed: Value | None) -> bool:
+        if not isinstance(observed, int) or isinstance(observed, bool):
+            return False
+        return -ROLLOVER <= observed < 0 and self.lo <= observed + UINT32_SPAN <= self.hi
+
+    def describe(self) -> str:
+        return f"wrapped into [{format_time(self.lo)}, {format_time(self.hi)}]"
+
+
+@dataclass(frozen=True)
+class Clamped:
+    """The value was clamped (by a filesystem or the kernel) to exactly this limit."""
+
+    limit: Number
+    as_time: bool = False
+
+    def matches(self, observed: Value | None) -> bool:
+        return is_number(observed) and observed == self.limit
+
+    def describe(self) -> str:
+        return f"clamped at {_render(self.limit, self.as_time)}"
+
+
+@dataclass(frozen=True)
+class Elapsed:
+    """A duration in seconds within [lo, hi]."""
+
+    lo: float
+    hi: float
+
+    def matches(self, observed: Value | None) -> bool:
+        return is_number(observed) and self.lo <= observed <= self.hi  # type: ignore[operator]
+
+    def describe(self) -> str:
+        return f"elapsed in [{self.lo} s, {self.hi} s]"
+
+
+class MatcherError(ValueError):
+    """A matcher's argument is wrong; the parser adds file and key."""
+
+
+def _instant(raw: object) -> tuple[Number, bool]:
+    """A number, or a time (string or TOML date-time) as seconds; and whether it was a time."""
+    if is_number(raw):
+        return raw, False  # type: ignore[return-value]
+    if isinstance(raw, _dt.datetime):
+        return seconds_from_datetime(raw), True
+    if isinstance(raw, str):
+        try:
+            return parse_time(raw), True
+        except ValueError as err:
+            raise MatcherError(str(err)) from None
+    raise MatcherError(f"expected a number or a time string, got {_type_name(raw)}")
+
+
+def _pair(raw: object, what: str = "a number or a time") -> tuple[object, object]:
+    if not isinstance(raw, list) or len(raw) != 2:
+        raise MatcherError(f"expected [lo, hi] (two items, each {what})")
+    return raw[0], raw[1]
+
+
+def _ordered(lo: Number, hi: Number, as_time: bool) -> None:
+    if lo > hi:
+        raise MatcherError(f"lo {_render(lo, as_time)} is greater than hi {_render(hi, as_time)}")
+
+
+def _between(raw: object) -> Between:
+    (lo, lo_time), (hi, hi_time) = (_instant(item) for item in _pair(raw))
+    as_time = lo_time or hi_time
+    _ordered(lo, hi, as_time)
+    return Between(lo, hi, as_time)
+
+
+def _wrapped(raw: object) -> Wrapped:
+    lo, hi = (_instant(item)[0] for item in _pair(raw))
+    if not all(isinstance(bound, int) for bound in (lo, hi)):
+        raise MatcherError("wrapped bounds are whole seconds")
+    _ordered(lo, hi, True)
+    first, last = ROLLOVER, UINT32_SPAN - 1
+    if lo < first or hi > last:
+        raise MatcherError(
+            f"a wrapped 32-bit time lies in [{format_time(first)}, {format_time(last)}]"
+        )
+    return Wrapped(int(lo), int(hi))
+
+
+def _clamped(raw: object) -> Clamped:
+    limit, as_time = _instant(raw)
+    return Clamped(limit, as_time)
+
+
+def _elapsed(raw: object) -> Elapsed:
+    lo, hi = _pair(raw, "a number of seconds")
+    if not (is_number(lo) and is_number(hi)):
+        raise MatcherError("expected [lo, hi] in seconds (numbers)")
+    if lo < 0:  # type: ignore[operator]
+        raise MatcherError(f"a duration cannot be negative: {lo}")
+    _ordered(lo, hi, False)  # type: ignore[arg-type]
+    return Elapsed(float(lo), float(hi))  # type: ignore[arg-type]
+
+
+MATCHERS: Mapping[str, Callable[[object], Matcher]] = MappingProxyType(
+    {
+        "between": _between,
+        "clamped": _clamped,
+        "elapsed": _elapsed,
+        "wrapped": _wrapped,
+    }
+)
+
+
+def _errno_matcher(raw: object) -> ErrnoIs:
+    if not isinstance(raw, str):
+        raise MatcherError(f"expected an errno name such as 'EOVERFLOW', or '{ERRNO_NONE}'")
+    if raw == ERRNO_NONE:
+        return ErrnoIs(None)
+    if raw not in _ERRNO_NAMES and not _ERRNO_NUMBERED_RE.fullmatch(raw):
+        raise MatcherError(f"unknown errno name '{raw}'")
+    return ErrnoIs(raw)
+
+
+def _bare_matcher(raw: object) -> Equals:
+    """A bare value: a plain string, or a number or time (as seconds)."""
+    if isinstance(raw, str) and not _TIME_SHAPE_RE.match(raw):
+        return Equals(raw)
+    value, as_time = _instant(raw)
+    return Equals(value, as_time)
+
+
+# --------------------------------------------------------------------------
+# The model.
+
+
+@dataclass(frozen=True)
+class Expectation:
+    flavour: str
+    call: str
+    field: str
+    matcher: Matcher
+
+
+@dataclass(frozen=True)
+class ProbeStep:
+    index: int
+    phase: str
+    probe: str
+    flavours: tuple[str, ...]
+    args: tuple[str, ...] = ()
+    expectations: tuple[Expectation, ...] = ()
+    kind: ClassVar[str] = "probe"
+
+    def flavours_on(self, available: tuple[str, ...]) -> tuple[str, ...]:
+        """The step's flavours a machine with these flavours can run."""
+        return tuple(flavour for flavour in self.flavours if flavour in available)
+
+
+@dataclass(frozen=True)
+class SetClockStep:
+    index: int
+    time: int
+    via: str = "settimeofday"
+    kind: ClassVar[str] = "set-clock"
+
+
+Step = ProbeStep | SetClockStep
+
+
+@dataclass(frozen=True)
+class Scenario:
+    file: str
+    name: str
+    title: str
+    rtc: int
+    machines: Mapping[str, tuple[str, ...]]
+    steps: tuple[Step, ...]
+    description: str = ""
+    timeout: Number = DEFAULT_TIMEOUT
+
+    @property
+    def probe_steps(self) -> tuple[ProbeStep, ...]:
+        return tuple(step for step in self.steps if isinstance(step, ProbeStep))
+
+
+SET_CLOCK_VIA: tuple[str, ...] = ("settimeofday", "clock_settime")
+
+
+# --------------------------------------------------------------------------
+# Parsing helpers.
+
+
+@dataclass(frozen=True)
+class _Where:
+    """The file and dotted key path an error is reported at."""
+
+    file: str
+    key: str = ""
+
+    def at(self, name: str) -> _Where:
+        return _Where(self.file, f"{self.key}.{name}" if self.key else name)
+
+    def item(self, index: int) -> _Where:
+        return _Where(self.file, f"{self.key}[{index}]")
+
+    def fail(self, message: str) -> NoReturn:
+        raise InputError(self.file, self.key or "(file)", message)
+
+
+@dataclass(frozen=True)
+class _Context:
+    catalogue: Catalogue
+    machines: Mapping[str, tuple[str, ...]]
+
+
+def _type_name(raw: object) -> str:
+    names = {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+             list: "a list", dict: "a table"}
+    return names.get(type(raw), type(raw).__name__)
+
+
+def _check_keys(table: Mapping[str, object], known: frozenset[str], where: _Where, what: str = "") -> None:
+    for key in table:
+        if key not in known:
+            where.at(key).fail(f"unknown key '{key}'{what} (known: {', '.join(sorted(known))})")
+
+
+def _require(table: Mapping[str, object], key: str, where: _Where) -> object:
+    if key not in table:
+        where.at(key).fail("missing (required)")
+    return table[key]
+
+
+def _string(raw: object, where: _Where) -> str:
+    if not isinstance(raw, str):
+        where.fail(f"expected a string, got {_type_name(raw)}")
+    if not raw.strip():
+        where.fail("must not be empty")
+    return raw
+
+
+def _table(raw: object, where: _Where) -> Mapping[str, object]:
+    if not isinstance(raw, dict):
+        where.fail(f"expected a table, got {_type_name(raw)}")
+    return raw
+
+
+def _names(raw: object, where: _Where, known: tuple[str, ...], what: str) -> tuple[str, ...]:
+    """A non-empty list of distinct names, each among `known`."""
+    if not isinstance(raw, list) or not raw:
+        where.fail(f"expected a non-empty list of {what}s")
+    for index, name in enumerate(raw):
+        if not isinstance(name, str):
+            where.item(index).fail(f"expected a {what} name, got {_type_name(name)}")
+        if name not in known:
+            where.item(index).fail(f"unknown {what} '{name}' (known: {', '.join(known)})")
+        if name in raw[:index]:
+            where.item(index).fail(f"{what} '{name}' listed twice")
+    return tuple(raw)
+
+
+def _time(raw: object, where: _Where) -> int:
+    if isinstance(raw, _dt.datetime):
+        return seconds_from_datetime(raw)
+    if not isinstance(raw, str):
+        where.fail(f"expected a time such as \"2038-01-19T03:14:08Z\", got {_type_name(raw)}")
+    try:
+        return parse_time(raw)
+    except ValueError as err:
+        where.fail(str(err))
+
+
+# --------------------------------------------------------------------------
+# Expectations.
+
+
+def _matcher(field_name: str, raw: object, where: _Where) -> Matcher:
+    try:
+        if field_name == ERRNO_FIELD:
+            return _errno_matcher(raw)
+        if not isinstance(raw, dict):
+            return _bare_matcher(raw)
+        if len(raw) != 1:
+            where.fail(f"a matcher table has exactly one key, got: {', '.join(raw) or 'none'}")
+        (name, argument), = raw.items()
+        if name not in MATCHERS:
+            where.fail(f"unknown matcher '{name}' (known: {', '.join(sorted(MATCHERS))})")
+        where = where.at(name)
+        return MATCHERS[name](argument)
+    except MatcherError as err:
+        where.fail(str(err))
+
+
+def _call_expectations(flavour: str, call: str, raw: object, where: _Where) -> list[Expectation]:
+    fields = _table(raw, where)
+    if not fields:
+        where.fail("no fields to check")
+    return [
+        Expectation(flavour, call, name, _matcher(name, matcher, where.at(name)))
+        for name, matcher in fields.items()
+    ]
+
+
+def _flavour_expectations(
+    flavour: str, raw: object, probe: ProbeInfo, where: _Where
+) -> list[Expectation]:
+    calls = _table(raw, where)
+    expectations: list[Expectation] = []
+    for call, fields in calls.items():
+        if call not in probe.calls:
+            where.at(call).fail(
+                f"unknown call '{call}' (probe {probe.name} has: {', '.join(probe.calls)})"
+            )
+        expectations += _call_expectations(flavour, call, fields, where.at(call))
+    return expectations
+
+
+def _expectations(
+    raw: object, probe: ProbeInfo, flavours: tuple[str, ...], where: _Where
+) -> tuple[Expectation, ...]:
+    expectations: list[Expectation] = []
+    for flavour, calls in _table(raw, where).items():
+        if flavour not in probe.flavours:
+            where.at(flavour).fail(
+                f"unknown flavour '{flavour}' (probe {probe.name} has: {', '.join(probe.flavours)})"
+            )
+        if flavour not in flavours:
+            where.at(flavour).fail(
+                f"flavour '{flavour}' is not among this step's flavours ({', '.join(flavours)})"
+            )
+        expectations += _flavour_expectations(flavour, calls, probe, where.at(flavour))
+    return tuple(expectations)
+
+
+# --------------------------------------------------------------------------
+# Steps: ACTIONS maps the action key to its allowed keys and its parser.
+
+
+def _args(raw: object, where: _Where) -> tuple[str, ...]:
+    if not isinstance(raw, list):
+        where.fail(f"expected a list of strings, got {_type_name(raw)}")
+    for index, arg in enumerate(raw):
+        if not isinstance(arg, str):
+            where.item(index).fail(f"expected a string, got {_type_name(arg)}")
+    return tuple(raw)
+
+
+def _phase(raw: object, where: _Where) -> str:
+    phase = _string(raw, where)
+    if not _PHASE_RE.fullmatch(phase):
+        where.fail(f"'{phase}' is not a phase name (letters, digits, '_', '-', '.')")
+    return phase
+
+
+def _probe_step(table: Mapping[str, object], index: int, where: _Where, context: _Context) -> ProbeStep:
+    name = _string(table["probe"], where.at("probe"))
+    probe = context.catalogue.get(name)
+    if probe is None:
+        where.at("probe").fail(
+            f"unknown probe '{name}' (known: {', '.join(context.catalogue.names()) or 'none'})"
+        )
+    phase = _phase(_require(table, "phase", where), where.at("phase"))
+    flavours = (
+        _names(table["flavours"], where.at("flavours"), probe.flavours, "flavour")
+        if "flavours" in table
+        else probe.flavours
+    )
+    args = _args(table.get("args", []), where.at("args"))
+    expectations = _expectations(table.get("expect", {}), probe, flavours, where.at("expect"))
+    return ProbeStep(index, phase, name, flavours, args, expectations)
+
+
+def _set_clock_step(
+    table: Mapping[str, object], index: int, where: _Where, context: _Context
+) -> SetClockStep:
+    seconds = _time(table["set-clock"], where.at("set-clock"))
+    via = table.get("via", SET_CLOCK_VIA[0])
+    if via not in SET_CLOCK_VIA:
+        where.at("via").fail(f"unknown way to set the clock {via!r} (known: {', '.join(SET_CLOCK_VIA)})")
+    return SetClockStep(index, seconds, str(via))
+
+
+@dataclass(frozen=True)
+class ActionKind:
+    keys: frozenset[str]
+    parse: Callable[[Mapping[str, object], int, _Where, _Context], Step]
+
+
+ACTIONS: Mapping[str, ActionKind] = MappingProxyType(
+    {
+        "probe": ActionKind(frozenset({"probe", "phase", "flavours", "args", "expect"}), _probe_step),
+        "set-clock": ActionKind(frozenset({"set-clock", "via"}), _set_clock_step),
+    }
+)
+
+
+def _step(raw: object, index: int, where: _Where, context: _Context) -> Step:
+    table = _table(raw, where)
+    actions = [key for key in table if key in ACTIONS]
+    known = ", ".join(ACTIONS)
+    if len(actions) > 1:
+        where.fail(f"more than one action ({', '.join(actions)}); a step has exactly one of: {known}")
+    if not actions:
+        where.fail(f"no action; a step has exactly one of: {known}")
+    kind = ACTIONS[actions[0]]
+    _check_keys(table, kind.keys, where, f" for a {actions[0]} step")
+    return kind.parse(table, index, where, context)
+
+
+def _unique_phases(steps: tuple[Step, ...], where: _Where) -> None:
+    seen: dict[str, int] = {}
+    for step in steps:
+        if isinstance(step, ProbeStep):
+            if step.phase in seen:
+                where.item(step.index).at("phase").fail(
+                    f"phase '{step.phase}' already names step[{seen[step.phase]}]"
+                )
+            seen[step.phase] = step.index
+
+
+def _steps(raw: object, where: _Where, context: _Context) -> tuple[Step, ...]:
+    if not isinstance(raw, list) or not raw:
+        where.fail("expected at least one [[step]]")
+    steps = tuple(_step(item, index, where.item(index), context) for index, item in enumerate(raw))
+    _unique_phases(steps, where)
+    return steps
+
+
+# --------------------------------------------------------------------------
+# The top level.
+
+TOP_KEYS = frozenset({"title", "description", "machines", "rtc", "timeout", "step"})
+
+
+def _rtc(raw: object, where: _Where) -> int:
+    seconds = _time(raw, where)
+    if not RTC_MIN <= seconds <= RTC_MAX:
+        where.fail(
+            f"{format_time(seconds)} is outside {format_time(RTC_MIN)}..{format_time(RTC_MAX)}: "
+            + _RTC_LIMIT_WHY
+        )
+    return seconds
+
+
+def _timeout(raw: object, where: _Where) -> Number:
+    if not is_number(raw) or raw <= 0:  # type: ignore[operator]
+        where.fail(f"expected a positive number of seconds, got {raw!r}")
+    return raw  # type: ignore[return-value]
+
+
+def _machines(raw: object, where: _Where, machines: Mapping[str, tuple[str, ...]]) -> Mapping[str, tuple[str, ...]]:
+    chosen = _names(raw, where, tuple(machines), "machine")
+    return MappingProxyType({arch: tuple(machines[arch]) for arch in chosen})
+
+
+def scenario_name(file: str) -> str:
+    """'scenarios/clock/rollover.toml' -> 'clock/rollover'; elsewhere the file's stem."""
+    parts = PurePath(file).with_suffix("").parts
+    if "scenarios" not in parts[:-1]:
+        return parts[-1]
+    last = max(i for i, part in enumerate(parts[:-1]) if part == "scenarios")
+    return "/".join(parts[last + 1:])
+
+
+def _document(text: str, where: _Where) -> dict[str, object]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        where.at("toml").fail(str(err))
+
+
+def parse_scenario(
+    text: str,
+    file: str,
+    catalogue: Catalogue,
+    machines: Mapping[str, tuple[str, ...]],
+) -> Scenario:
+    """The Scenario a file's text describes; InputError names file and key of any problem."""
+    where = _Where(file)
+    document = _document(text, where)
+    _check_keys(document, TOP_KEYS, where)
+    context = _Context(catalogue, machines)
+    title = _string(_require(document, "title", where), where.at("title"))
+    description = document.get("description", "")
+    if not isinstance(description, str):
+        where.at("description").fail(f"expected a string, got {_type_name(description)}")
+    rtc = _rtc(_require(document, "rtc", where), where.at("rtc"))
+    chosen = _machines(document.get("machines", list(machines)), where.at("machines"), machines)
+    timeout = _timeout(document.get("timeout", DEFAULT_TIMEOUT), where.at("timeout"))
+    steps = _steps(_require(document, "step", where), where.at("step"), context)
+    return Scenario(
+        file=file,
+        name=scenario_name(file),
+        title=title,
+        rtc=rtc,
+        machines=chosen,
+        steps=steps,
+        description=description,
+        timeout=timeout,
+    )
+
+
+def display_path(path: Path) -> str:
+    """A path as errors show it: relative to the repository when inside it."""
+    try:
+        return str(path.resolve().relative_to(REPO))
+    except ValueError:
+        return str(path)
+
+
+def load_scenario(
+    path: Path | str,
+    catalogue: Catalogue,
+    machines: Mapping[str, tuple[str, ...]],
+) -> Scenario:
+    path = Path(path)
+    file = display_path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as err:
+        raise InputError(file, "file", f"cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise InputError(file, "toml", f"not UTF-8 text: {err}") from None
+    return parse_scenario(text, file, catalogue, machines)
