@@ -1,27 +1,113 @@
-"""Command line: the verbs the justfile calls."""
+"""Command line: the verbs the justfile calls. Exit codes, as LAVA separates them:
+0 passed, 1 expectations failed, 2 bad input or a build problem, 3 the guest
+panicked, hung or lost its agent (infrastructure, not the scenario)."""
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+from pathlib import Path
 
+from . import deps, paths, report, suite
+from .check import Checked, check
 from .errors import SandboxError
+from .initramfs import build_initramfs
 from .kernel import KernelRequest, build_kernel
-from .machines import machine
+from .machines import MACHINES, machine
+from .progress import say
+from .session import prepare
+
+DEMO_SCENARIOS = ("clock/rollover.toml",)
+EXIT_PASSED, EXIT_FAILED, EXIT_ERROR, EXIT_INFRA = 0, 1, 2, 3
+
+
+def cmd_deps(args: argparse.Namespace) -> int:
+    installed = deps.ensure()
+    say(f"installed: {' '.join(installed)}" if installed else "all Debian packages present")
+    return EXIT_PASSED
 
 
 def cmd_kernel(args: argparse.Namespace) -> int:
-    artifact = build_kernel(KernelRequest(machine(args.machine), args.variant))
-    print(artifact.boot_image)
-    return 0
+    print(build_kernel(KernelRequest(machine(args.machine), args.variant)).boot_image)
+    return EXIT_PASSED
+
+
+def cmd_initramfs(args: argparse.Namespace) -> int:
+    print(build_initramfs(args.machine).path)
+    return EXIT_PASSED
+
+
+def run_files(files: list[Path], machine_name: str, label: str) -> int:
+    """Validate every file first, then boot once per scenario; print the matrix."""
+    probes = suite.catalogue()
+    scenarios = [suite.load(f, probes) for f in files]  # bad input stops before any boot
+    prepared = prepare(machine(machine_name))
+    results = paths.new_results_dir(label)
+    runs: list[Checked] = []
+    for scenario in scenarios:
+        if machine_name not in scenario.machines:
+            say(f"{scenario.name}: not for {machine_name}, skipped")
+            continue
+        say(f"running {scenario.name} on {machine_name} ({prepared.accel.name})")
+        checked = check(prepared, scenario, results / scenario.name.replace("/", "-") / machine_name)
+        runs.append(checked)
+        print(f"\n{scenario.title}  [{scenario.name}, {machine_name}, "
+              f"accel {prepared.accel.name}, boot {checked.record.boot_seconds:.1f}s]")
+        phases = [s.phase for s in scenario.steps if hasattr(s, "phase")]
+        print(report.rollover_table(checked.record, phases))
+        print("PASSED" if checked.passed else report.failure_report(checked.record, checked.result))
+    observations = results / "observations.jsonl"
+    with observations.open("w") as out:
+        for checked in runs:
+            for o in checked.record.observations:
+                out.write(json.dumps(o.to_record()) + "\n")
+    print(f"\nobservations (JSON lines): {observations}\nevidence: {results}")
+    if any(c.infrastructure_failed for c in runs):
+        return EXIT_INFRA
+    return EXIT_PASSED if all(c.passed for c in runs) else EXIT_FAILED
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    files = [Path(f) for f in args.scenarios] or suite.scenario_files()
+    return run_files(files, args.machine, "run")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    deps.ensure()
+    return run_files([paths.SCENARIOS / s for s in DEMO_SCENARIOS], args.machine, "demo")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    probes = suite.catalogue()
+    files = [Path(f) for f in args.scenarios] or suite.scenario_files()
+    for f in files:
+        suite.load(f, probes)
+    say(f"{len(files)} scenario file(s) valid")
+    return EXIT_PASSED
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sandbox", description="y2038 rollover sandbox")
     sub = p.add_subparsers(dest="command", required=True)
-    k = sub.add_parser("kernel", help="build (or reuse) a kernel")
-    k.add_argument("--machine", default="x86_64")
+
+    def verb(name: str, func: object, help: str) -> argparse.ArgumentParser:
+        v = sub.add_parser(name, help=help)
+        v.set_defaults(func=func)
+        return v
+
+    def with_machine(v: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        v.add_argument("--machine", default="x86_64", choices=sorted(MACHINES))
+        return v
+
+    verb("deps", cmd_deps, "install the Debian packages the sandbox needs")
+    k = with_machine(verb("kernel", cmd_kernel, "build (or reuse) a kernel"))
     k.add_argument("--variant", default="series", choices=["series", "pristine"])
-    k.set_defaults(func=cmd_kernel)
+    with_machine(verb("initramfs", cmd_initramfs, "build (or reuse) the initramfs"))
+    r = with_machine(verb("run", cmd_run, "run scenario files (default: all)"))
+    r.add_argument("scenarios", nargs="*")
+    with_machine(verb("demo", cmd_demo, "build what is missing, boot, show the rollover"))
+    v = verb("validate", cmd_validate, "check scenario files without booting")
+    v.add_argument("scenarios", nargs="*")
     return p
 
 
@@ -31,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args))
     except SandboxError as err:
         print(f"error: {err}", file=sys.stderr)
-        return 2
+        return EXIT_ERROR
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -1,0 +1,39 @@
+# y2038 rollover sandbox. `just --list` shows the recipes.
+# Python runs as /usr/bin/python3: Debian's python3-* packages live there.
+
+python := "/usr/bin/python3"
+sandbox := "PYTHONPATH=" + justfile_directory() + " " + python + " -m sandbox"
+pytest := "PYTHONPATH=" + justfile_directory() + ":" + justfile_directory() + "/pytest " + python + " -m pytest -c pytest/pytest.ini --rootdir ."
+
+# Build what is missing, boot at 2038-01-19T03:13:50 and show the rollover.
+demo machine="x86_64":
+    {{sandbox}} demo --machine {{machine}}
+
+# Install the Debian packages listed in .ci/debian-packages.txt (root).
+deps:
+    {{sandbox}} deps
+
+# Build (or reuse from the cache) the kernel and the initramfs.
+build machine="x86_64":
+    {{sandbox}} kernel --machine {{machine}}
+    {{sandbox}} initramfs --machine {{machine}}
+
+# Unit tests, then every scenario as a test (builds what is missing first).
+test *args: deps build
+    {{pytest}} {{args}}
+
+# Unit tests only: no kernel, no boot.
+unit *args:
+    {{pytest}} pytest/unit {{args}}
+
+# Run scenario files (all by default) and print the matrix.
+run *files:
+    {{sandbox}} run {{files}}
+
+# Check scenario files without booting.
+validate *files:
+    {{sandbox}} validate {{files}}
+
+# Build, boot and demo timings, printed as figures.
+bench:
+    {{sandbox}} bench

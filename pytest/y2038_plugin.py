@@ -1,0 +1,100 @@
+"""pytest plugin: every scenarios/**/*.toml file is a test per machine.
+
+Collection validates the file (a bad one is a one-line collection error
+naming the file and the key); running boots the machine through
+sandbox.check. Every session keeps its evidence (console and kernel logs,
+observations, JUnit XML) in one results folder.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from sandbox import paths, report, suite
+from sandbox.check import Checked, check
+from sandbox.errors import SandboxError
+from sandbox.machines import machine
+from sandbox.scenario import Scenario
+from sandbox.session import Prepared, prepare
+
+RESULTS_KEY = pytest.StashKey[Path]()
+PREPARED_KEY = pytest.StashKey[dict[str, Prepared]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("y2038", "y2038 rollover sandbox")
+    group.addoption("--machine", action="append", default=[],
+                    help="run scenarios only on this machine (repeatable)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    inherited = os.environ.get("Y2038_SESSION_RESULTS")
+    results = Path(inherited) if inherited else paths.new_results_dir("pytest")
+    os.environ["Y2038_SESSION_RESULTS"] = str(results)
+    config.stash[RESULTS_KEY] = results
+    config.stash[PREPARED_KEY] = {}
+    if not config.option.xmlpath:
+        config.option.xmlpath = str(results / "junit.xml")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"y2038 results: {config.stash[RESULTS_KEY]}"
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix == ".toml" and paths.SCENARIOS in file_path.parents:
+        return ScenarioFile.from_parent(parent, path=file_path)
+    return None
+
+
+class ScenarioFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        scenario = suite.load(self.path)
+        wanted = self.config.getoption("machine") or list(scenario.machines)
+        for name in scenario.machines:
+            if name in wanted:
+                yield ScenarioItem.from_parent(self, name=name, scenario=scenario)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, SandboxError):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+
+class ScenarioFailed(Exception):
+    """Expectations failed, or the guest panicked or hung: the report says which."""
+
+
+class ScenarioItem(pytest.Item):
+    def __init__(self, *, scenario: Scenario, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+
+    def _prepared(self) -> Prepared:
+        cache = self.config.stash[PREPARED_KEY]
+        if self.name not in cache:
+            cache[self.name] = prepare(machine(self.name))
+        return cache[self.name]
+
+    def runtest(self) -> None:
+        prepared = self._prepared()
+        folder = self.scenario.name.replace("/", "-")
+        evidence = self.config.stash[RESULTS_KEY] / folder / self.name
+        checked: Checked = check(prepared, self.scenario, evidence)
+        self.user_properties += [("accel", prepared.accel.name),
+                                 ("outcome", checked.record.outcome),
+                                 ("evidence", str(evidence))]
+        if not checked.passed:
+            raise ScenarioFailed(report.failure_report(checked.record, checked.result))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, (ScenarioFailed, SandboxError)):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"{self.scenario.name} on {self.name}"

@@ -1,0 +1,155 @@
+"""Run one scenario on one machine: boot, run the steps through the agent,
+collect observations, keep the evidence. No evaluation here.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from . import klog, protocol
+from .deadline import Deadline
+from .machines import Machine
+from .observations import Observation, parse_probe_output
+from .qemu import BootRequest, Guest, GuestDied, GuestHung
+from .scenario import ProbeStep, Scenario, SetClockStep, Step
+from .timefmt import format_time
+
+BOOT_SECONDS = 60.0  # boot-to-agent-ready, within the scenario's deadline
+TOOLS_FLAVOUR = "native64"
+
+
+@dataclass(frozen=True)
+class GuestCommand:
+    """One command for the guest agent, and what its output means."""
+
+    step: int
+    phase: str
+    probe: str
+    flavour: str
+    shell: str
+    must_succeed: bool  # a failing set-clock breaks the run; a probe's errno does not
+
+
+@dataclass(frozen=True)
+class CommandRecord:
+    command: GuestCommand
+    exit_code: int
+    stderr: str
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What happened in the guest. outcome: completed, panic, hang, guest-exited,
+    agent-error or step-error; only a completed run is evaluated."""
+
+    scenario: str
+    machine: str
+    accel: str
+    outcome: str
+    detail: str
+    release: str
+    boot_seconds: float
+    observations: tuple[Observation, ...]
+    commands: tuple[CommandRecord, ...]
+    findings: tuple[klog.Finding, ...]
+    evidence: Path
+
+    @property
+    def completed(self) -> bool:
+        return self.outcome == "completed"
+
+
+# -- planning: steps to guest commands (pure) ----------------------------
+def _probe_commands(step: ProbeStep) -> list[GuestCommand]:
+    args = "".join(f" {shlex.quote(a)}" for a in step.args)
+    return [GuestCommand(step.index, step.phase, step.probe, flavour,
+                         f"/probes/{flavour}/{step.probe}{args}", False)
+            for flavour in step.flavours]
+
+
+def _set_clock_commands(step: SetClockStep) -> list[GuestCommand]:
+    return [GuestCommand(step.index, f"step{step.index}-set-clock", "settime", TOOLS_FLAVOUR,
+                         f"/tools/settime {step.time} {step.via}", True)]
+
+
+PLANNERS: dict[type, Callable[..., list[GuestCommand]]] = {
+    ProbeStep: _probe_commands,
+    SetClockStep: _set_clock_commands,
+}
+
+
+def plan(steps: tuple[Step, ...], flavours: tuple[str, ...]) -> list[GuestCommand]:
+    """The guest commands for the steps, leaving out flavours the machine lacks."""
+    commands = [c for s in steps for c in PLANNERS[type(s)](s)]
+    return [c for c in commands if c.flavour in flavours]
+
+
+# -- running ---------------------------------------------------------------
+def run_scenario(scenario: Scenario, machine: Machine, kernel: Path, initramfs: Path,
+                 accel: str, evidence: Path) -> RunRecord:
+    """Boot, run every step, and always leave the evidence in `evidence`."""
+    evidence.mkdir(parents=True, exist_ok=True)
+    request = BootRequest(machine, kernel, initramfs, format_time(scenario.rtc), accel, evidence)
+    commands = plan(scenario.steps, scenario.machines[machine.name])
+    deadline = Deadline(float(scenario.timeout))
+    observations: list[Observation] = []
+    records: list[CommandRecord] = []
+    outcome, detail, release, boot_seconds = "completed", "", "", 0.0
+    with Guest(request) as guest:
+        try:
+            release = guest.wait_ready(deadline.within(BOOT_SECONDS))
+            boot_seconds = guest.boot_seconds
+            for command in commands:
+                reply = guest.run(command.shell, deadline)
+                records.append(CommandRecord(command, reply.exit_code,
+                                             reply.stderr.decode("utf-8", "replace")))
+                observations += parse_probe_output(
+                    reply.text, scenario=scenario.name, arch=machine.name, phase=command.phase)
+                if command.must_succeed and reply.exit_code != 0:
+                    outcome = "step-error"
+                    detail = f"step {command.step} ({command.shell}) exited {reply.exit_code}: {records[-1].stderr.strip()}"
+                    break
+            _save_dmesg(guest, deadline, evidence)
+        except GuestHung as err:
+            outcome, detail = "hang", str(err)
+        except GuestDied as err:
+            outcome, detail = "guest-exited", str(err)
+        except (protocol.ProtocolError, ValueError) as err:
+            outcome, detail = "agent-error", str(err)
+        finally:
+            guest.stop()
+    console = (evidence / "console.log").read_text("utf-8", "replace").splitlines()
+    if not (evidence / "kernel.log").exists():
+        (evidence / "kernel.log").write_text("\n".join(klog.kernel_lines(console)) + "\n")
+    findings = tuple(klog.scan(console))
+    if klog.panicked(findings) and outcome != "completed":
+        outcome = "panic"
+        detail = next(str(f) for f in findings if f.kind == "panic")
+    record = RunRecord(scenario.name, machine.name, accel, outcome, detail, release,
+                       boot_seconds, tuple(observations), tuple(records), findings, evidence)
+    write_evidence(record)
+    return record
+
+
+def _save_dmesg(guest: Guest, deadline: Deadline, evidence: Path) -> None:
+    reply = guest.run("dmesg", deadline)
+    (evidence / "kernel.log").write_text(reply.text)
+
+
+def write_evidence(record: RunRecord) -> None:
+    """observations.jsonl and run.json beside the console and kernel logs."""
+    with (record.evidence / "observations.jsonl").open("w") as out:
+        for observation in record.observations:
+            out.write(json.dumps(observation.to_record()) + "\n")
+    summary = {
+        "scenario": record.scenario, "machine": record.machine, "accel": record.accel,
+        "outcome": record.outcome, "detail": record.detail, "release": record.release,
+        "boot_seconds": round(record.boot_seconds, 2),
+        "commands": [{"step": c.command.step, "shell": c.command.shell,
+                      "exit_code": c.exit_code, "stderr": c.stderr} for c in record.commands],
+        "findings": [str(f) for f in record.findings],
+    }
+    (record.evidence / "run.json").write_text(json.dumps(summary, indent=2) + "\n")
