@@ -51,6 +51,28 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
+def prepared_machine(config: pytest.Config, name: str) -> Prepared:
+    """Kernel, initramfs and accelerator for a machine, once per session."""
+    cache = config.stash[PREPARED_KEY]
+    if name not in cache:
+        cache[name] = prepare(machine(name))
+    return cache[name]
+
+
+@pytest.fixture
+def y2038_prepared(request: pytest.FixtureRequest) -> Any:
+    """A function: machine name -> Prepared (built or reused from the cache)."""
+    return lambda name="x86_64": prepared_machine(request.config, name)
+
+
+@pytest.fixture
+def y2038_evidence(request: pytest.FixtureRequest) -> Path:
+    """This test's evidence folder inside the session's results folder."""
+    folder = request.config.stash[RESULTS_KEY] / "tests" / request.node.name
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         scenario = suite.load(self.path)
@@ -74,14 +96,8 @@ class ScenarioItem(pytest.Item):
         super().__init__(**kwargs)
         self.scenario = scenario
 
-    def _prepared(self) -> Prepared:
-        cache = self.config.stash[PREPARED_KEY]
-        if self.name not in cache:
-            cache[self.name] = prepare(machine(self.name))
-        return cache[self.name]
-
     def runtest(self) -> None:
-        prepared = self._prepared()
+        prepared = prepared_machine(self.config, self.name)
         folder = self.scenario.name.replace("/", "-")
         evidence = self.config.stash[RESULTS_KEY] / folder / self.name
         checked: Checked = check(prepared, self.scenario, evidence)

@@ -93,6 +93,8 @@ class FrameParser:
         return Ready(" ".join(args))
 
     def _begin(self, args: list[str], line: str) -> Event | None:
+        if args == ["-"]:  # the agent could not read the command's id
+            raise ProtocolError("agent rejected a malformed RUN line")
         if len(args) != 1 or not args[0].isdigit():
             raise ProtocolError(f"malformed frame: {line!r}")
         self._id, self._part, self._out, self._err = int(args[0]), "stdout", [], []

@@ -106,6 +106,11 @@ class Guest:
         return proc.returncode
 
     @property
+    def pid(self) -> int:
+        assert self._proc is not None
+        return self._proc.pid
+
+    @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
 

@@ -97,7 +97,8 @@ def run_scenario(scenario: Scenario, machine: Machine, kernel: Path, initramfs: 
     deadline = Deadline(float(scenario.timeout))
     observations: list[Observation] = []
     records: list[CommandRecord] = []
-    outcome, detail, release, boot_seconds = "completed", "", "", 0.0
+    failure: BaseException | None = None
+    detail, release, boot_seconds = "", "", 0.0
     with Guest(request) as guest:
         try:
             release = guest.wait_ready(deadline.within(BOOT_SECONDS))
@@ -109,29 +110,43 @@ def run_scenario(scenario: Scenario, machine: Machine, kernel: Path, initramfs: 
                 observations += parse_probe_output(
                     reply.text, scenario=scenario.name, arch=machine.name, phase=command.phase)
                 if command.must_succeed and reply.exit_code != 0:
-                    outcome = "step-error"
-                    detail = f"step {command.step} ({command.shell}) exited {reply.exit_code}: {records[-1].stderr.strip()}"
+                    detail = (f"step {command.step} ({command.shell}) exited "
+                              f"{reply.exit_code}: {records[-1].stderr.strip()}")
                     break
             _save_dmesg(guest, deadline, evidence)
-        except GuestHung as err:
-            outcome, detail = "hang", str(err)
-        except GuestDied as err:
-            outcome, detail = "guest-exited", str(err)
-        except (protocol.ProtocolError, ValueError) as err:
-            outcome, detail = "agent-error", str(err)
+        except (GuestHung, GuestDied, protocol.ProtocolError, ValueError) as err:
+            failure = err
         finally:
             guest.stop()
     console = (evidence / "console.log").read_text("utf-8", "replace").splitlines()
     if not (evidence / "kernel.log").exists():
         (evidence / "kernel.log").write_text("\n".join(klog.kernel_lines(console)) + "\n")
     findings = tuple(klog.scan(console))
-    if klog.panicked(findings) and outcome != "completed":
-        outcome = "panic"
-        detail = next(str(f) for f in findings if f.kind == "panic")
+    outcome, detail = classify(failure, findings, detail)
     record = RunRecord(scenario.name, machine.name, accel, outcome, detail, release,
                        boot_seconds, tuple(observations), tuple(records), findings, evidence)
     write_evidence(record)
     return record
+
+
+# What went wrong, by exception type: the guest's fate, not the scenario's.
+FAILURE_OUTCOMES: dict[type, str] = {
+    GuestHung: "hang",
+    GuestDied: "guest-exited",
+    protocol.ProtocolError: "agent-error",
+    ValueError: "agent-error",  # probe output that is not JSON lines
+}
+
+
+def classify(failure: BaseException | None, findings: tuple[klog.Finding, ...],
+             step_error: str = "") -> tuple[str, str]:
+    """(outcome, detail) of a run: a panic on the console explains any failure."""
+    if failure is None:
+        return ("step-error", step_error) if step_error else ("completed", "")
+    if klog.panicked(findings):
+        return "panic", next(str(f) for f in findings if f.kind in klog.FATAL)
+    outcome = next(o for kind, o in FAILURE_OUTCOMES.items() if isinstance(failure, kind))
+    return outcome, str(failure)
 
 
 def _save_dmesg(guest: Guest, deadline: Deadline, evidence: Path) -> None:
