@@ -37,8 +37,9 @@ class Series:
         return h.hexdigest()
 
 
-def read_series(folder: Path = paths.KERNEL_SERIES) -> Series:
+def read_series(folder: Path | None = None) -> Series:
     """Parse the series file; every listed patch must exist."""
+    folder = folder or paths.KERNEL_SERIES
     series_file = folder / "series"
     patches = []
     for number, raw in enumerate(series_file.read_text().splitlines(), 1):
