@@ -19,6 +19,7 @@ TIME_FIELDS = frozenset({
     "seconds", "tv_sec", "time", "atime", "mtime", "ctime", "btime",
     "sem_otime", "sem_ctime", "shm_atime", "shm_dtime", "shm_ctime",
     "msg_stime", "msg_rtime", "msg_ctime",
+    "sent", "until",  # filetimes: the tv_sec a setter passed; a filesystem's s_time_max
 })
 """Fields holding seconds since the epoch: shown as ISO time plus the raw number."""
 

@@ -19,6 +19,7 @@ from types import TracebackType
 
 from . import protocol
 from .deadline import Deadline
+from .disks import AttachedDisk, qemu_disk_args
 from .machines import Machine
 
 _PR_SET_PDEATHSIG = 1
@@ -33,6 +34,7 @@ class BootRequest:
     accel: str  # "kvm" or "tcg"
     evidence: Path  # folder for console.log, agent.log, qemu.log
     append: tuple[str, ...] = ()
+    disks: tuple[AttachedDisk, ...] = ()  # virtio block devices, in order, serial = name
 
 
 def qemu_argv(req: BootRequest) -> list[str]:
@@ -46,6 +48,7 @@ def qemu_argv(req: BootRequest) -> list[str]:
         "-rtc", f"base={req.rtc.rstrip('Z')}",
         "-serial", f"file:{req.evidence / 'console.log'}",
         "-chardev", "stdio,id=agent,signal=off", "-serial", "chardev:agent",
+        *qemu_disk_args(m.name, req.disks),
     ]
 
 

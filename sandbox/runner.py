@@ -11,6 +11,7 @@ from typing import Callable
 
 from . import klog, protocol
 from .deadline import Deadline
+from .disks import Disk, mount_shell, prepare_images
 from .machines import Machine
 from .observations import Observation, parse_probe_output
 from .qemu import BootRequest, Guest, GuestDied, GuestHung
@@ -81,6 +82,13 @@ PLANNERS: dict[type, Callable[..., list[GuestCommand]]] = {
 }
 
 
+def mount_commands(disks: tuple[Disk, ...]) -> list[GuestCommand]:
+    """Mount every [[disk]] at /mnt/<name> before the first step (busybox mount);
+    each must succeed. Step -1: they belong to no step."""
+    return [GuestCommand(-1, f"mount-{disk.name}", "mount", "busybox", mount_shell(disk), True)
+            for disk in disks]
+
+
 def plan(steps: tuple[Step, ...], flavours: tuple[str, ...]) -> list[GuestCommand]:
     """The guest commands for the steps, leaving out flavours the machine lacks."""
     commands = [c for s in steps for c in PLANNERS[type(s)](s)]
@@ -92,8 +100,11 @@ def run_scenario(scenario: Scenario, machine: Machine, kernel: Path, initramfs: 
                  accel: str, evidence: Path) -> RunRecord:
     """Boot, run every step, and always leave the evidence in `evidence`."""
     evidence.mkdir(parents=True, exist_ok=True)
-    request = BootRequest(machine, kernel, initramfs, format_time(scenario.rtc), accel, evidence)
-    commands = plan(scenario.steps, scenario.machines[machine.name])
+    disks = prepare_images(scenario.disks, evidence)  # mkfs on the host, cached
+    request = BootRequest(machine, kernel, initramfs, format_time(scenario.rtc), accel, evidence,
+                          disks=disks)
+    commands = (mount_commands(scenario.disks)
+                + plan(scenario.steps, scenario.machines[machine.name]))
     deadline = Deadline(float(scenario.timeout))
     observations: list[Observation] = []
     records: list[CommandRecord] = []
@@ -110,7 +121,7 @@ def run_scenario(scenario: Scenario, machine: Machine, kernel: Path, initramfs: 
                 observations += parse_probe_output(
                     reply.text, scenario=scenario.name, arch=machine.name, phase=command.phase)
                 if command.must_succeed and reply.exit_code != 0:
-                    detail = (f"step {command.step} ({command.shell}) exited "
+                    detail = (f"{command.phase} ({command.shell}) exited "
                               f"{reply.exit_code}: {records[-1].stderr.strip()}")
                     break
             _save_dmesg(guest, deadline, evidence)

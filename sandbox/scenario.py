@@ -25,6 +25,7 @@ from pathlib import Path, PurePath
 from types import MappingProxyType
 from typing import ClassVar, NoReturn, Protocol
 
+from sandbox.disks import Disk, parse_disks
 from sandbox.errors import InputError
 from sandbox.paths import REPO
 from sandbox.probes import Catalogue, ProbeInfo
@@ -295,6 +296,7 @@ class Scenario:
     steps: tuple[Step, ...]
     description: str = ""
     timeout: Number = DEFAULT_TIMEOUT
+    disks: tuple[Disk, ...] = ()  # [[disk]]: attached and mounted before the steps run
 
     @property
     def probe_steps(self) -> tuple[ProbeStep, ...]:
@@ -547,7 +549,7 @@ def _steps(raw: object, where: _Where, context: _Context) -> tuple[Step, ...]:
 # --------------------------------------------------------------------------
 # The top level.
 
-TOP_KEYS = frozenset({"title", "description", "machines", "rtc", "timeout", "step"})
+TOP_KEYS = frozenset({"title", "description", "machines", "rtc", "timeout", "disk", "step"})
 
 
 def _rtc(raw: object, where: _Where) -> int:
@@ -605,6 +607,7 @@ def parse_scenario(
     rtc = _rtc(_require(document, "rtc", where), where.at("rtc"))
     chosen = _machines(document.get("machines", list(machines)), where.at("machines"), machines)
     timeout = _timeout(document.get("timeout", DEFAULT_TIMEOUT), where.at("timeout"))
+    disks = parse_disks(document.get("disk", []), file)
     steps = _steps(_require(document, "step", where), where.at("step"), context)
     return Scenario(
         file=file,
@@ -615,6 +618,7 @@ def parse_scenario(
         steps=steps,
         description=description,
         timeout=timeout,
+        disks=disks,
     )
 
 

@@ -1,0 +1,499 @@
+/* filetimes - set a file's times with utimensat(), futimens() and utimes(),
+ * read them back with stat() and statx(), as a program of this flavour does,
+ * on the filesystem that holds DIR.
+ *
+ * usage: filetimes DIR [TIME] [call...]
+ *        filetimes              (self test: the default calls at
+ *                                2038-01-19T03:14:08Z in a fresh folder
+ *                                under $TMPDIR, removed afterwards)
+ *   DIR    a directory on the filesystem under test (e.g. /mnt/ext4-128);
+ *          the probe writes filetimes-<flavour>-<call> files there
+ *   TIME   the atime and mtime to set, YYYY-MM-DDTHH:MM:SS[Z] (UTC, any
+ *          year), always with .5 s (500000000 ns, or 500000 us for utimes)
+ *   call   utimensat futimens utimes stat statx mount_warning
+ *          (default: every call but mount_warning; all but mount_warning
+ *          need TIME)
+ *
+ * One JSON line per call; "seconds" and "nsec" are always the file's mtime:
+ *   setters  utimensat, futimens, utimes: set TIME through the flavour's
+ *            call, then read the mtime back with the raw statx syscall
+ *            (64-bit seconds in every ABI), so the line shows what the
+ *            filesystem kept. "sent" is the seconds value the program
+ *            passed: a 32-bit time_t cannot hold a time past 2038, so in
+ *            the time32 flavours it is TIME wrapped to 32 bits, which is
+ *            what an old program computing that time ends up passing.
+ *              {"probe":"filetimes","flavour":"time32-libc","call":"utimes",
+ *               "sent":-2085978496,"seconds":-2085978496,"nsec":500000000}
+ *   readers  stat, statx: read a file whose times were set to the full
+ *            64-bit TIME with the raw 64-bit utimensat syscall (as a 64-bit
+ *            program, tar or another machine would leave it), so the line
+ *            shows what this reader makes of it.
+ *              {"probe":"filetimes","flavour":"time32-libc","call":"stat","errno":"EOVERFLOW"}
+ *   mount_warning  the kernel's "... filesystem being mounted at DIR
+ *            supports timestamps until <date> (0x<s_time_max>)" line
+ *            (fs/namespace.c mnt_warn_timestamp_expiry()), read with
+ *            klogctl(): "warned" 1 or 0, and when 1, "fs" and "until"
+ *            (s_time_max, in seconds).
+ *
+ * Like LTP, each call has variants and the flavour picks one:
+ *   time32-syscall  the legacy i386/arm syscalls with 32-bit structs, as
+ *                   glibc < 2.34, klibc, uClibc and old musl call them:
+ *                   utimensat(2) with old_timespec32 (futimens is
+ *                   utimensat(fd, NULL)), utimes(2) with old_timeval32,
+ *                   stat64(2) with the kernel's struct stat64 (32-bit
+ *                   st_mtime, read as old glibc's signed time_t), statx(2).
+ *   others          the libc API, with whatever time_t the flavour has.
+ *
+ * Exit status: 0 when every requested call was attempted (a call failing
+ * with an errno is an observation), 1 when DIR is unusable, 2 on usage
+ * errors.
+ */
+#define _GNU_SOURCE
+#include "probe.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/klog.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROBE "filetimes"
+#define NSEC 500000000L          /* the fraction every setter asks for */
+
+struct ctx {
+	const char *dir;
+	int64_t target;          /* TIME in seconds since the epoch */
+	int have_target;
+};
+
+/* A setter stores TIME (and NSEC) as atime and mtime of path; it returns 0
+ * or an errno and says in *sent which seconds value it passed. */
+typedef int (*setter_fn)(const char *path, int64_t target, long long *sent);
+/* A reader returns 0 or an errno, and the mtime it sees. */
+typedef int (*reader_fn)(const char *path, long long *sec, long long *nsec);
+
+/* ---- the raw syscalls every flavour shares ----------------------------- */
+
+/* statx: 64-bit seconds in every ABI (include/uapi/linux/stat.h). */
+static int statx_raw(const char *path, long long *sec, long long *nsec)
+{
+	struct statx stx;
+
+	if (syscall(__NR_statx, AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MTIME, &stx) != 0)
+		return errno;
+	*sec = stx.stx_mtime.tv_sec;
+	*nsec = stx.stx_mtime.tv_nsec;
+	return 0;
+}
+
+/* utimensat with the full 64-bit TIME: the kernel's __kernel_timespec
+ * through utimensat_time64 (412) on 32-bit ABIs, the native call on 64-bit. */
+static int set_full(const char *path, int64_t target)
+{
+#if __SIZEOF_LONG__ == 4
+	struct { int64_t tv_sec; int64_t tv_nsec; } ts[2] = {
+		{ target, NSEC }, { target, NSEC } };
+	long nr = __NR_utimensat_time64;
+#else
+	struct timespec ts[2] = { { target, NSEC }, { target, NSEC } };
+	long nr = __NR_utimensat;
+#endif
+	return syscall(nr, AT_FDCWD, path, ts, 0) == 0 ? 0 : errno;
+}
+
+#ifdef PROBE_TIME32_SYSCALL
+/* ---- time32-syscall: the legacy entry points --------------------------- */
+
+/* include/vdso/time32.h */
+struct old_timespec32 { int32_t tv_sec; int32_t tv_nsec; };
+struct old_timeval32 { int32_t tv_sec; int32_t tv_usec; };
+
+/* The kernel's struct stat64 of i386 and arm (arch/{x86,arm}/include/uapi/
+ * asm/stat.h): the same declaration in both; the ABI's alignment of long
+ * long gives each its layout. The time fields are unsigned long in the
+ * header (named st_mtime etc. there; renamed here, as glibc's <sys/stat.h>
+ * defines st_mtime as a macro); old glibc copied them into a signed
+ * 32-bit time_t. */
+struct kernel_stat64 {
+	unsigned long long st_dev;
+	unsigned char __pad0[4];
+	unsigned long __st_ino;
+	unsigned int st_mode;
+	unsigned int st_nlink;
+	unsigned long st_uid;
+	unsigned long st_gid;
+	unsigned long long st_rdev;
+	unsigned char __pad3[4];
+	long long st_size;
+	unsigned long st_blksize;
+	unsigned long long st_blocks;
+	unsigned long k_atime;
+	unsigned long k_atime_nsec;
+	unsigned long k_mtime;
+	unsigned long k_mtime_nsec;
+	unsigned long k_ctime;
+	unsigned long k_ctime_nsec;
+	unsigned long long st_ino;
+};
+
+#ifdef __i386__
+_Static_assert(sizeof(struct kernel_stat64) == 96, "i386 struct stat64 is 96 bytes");
+#endif
+
+static int utimensat_sys32(const char *path, int64_t target, long long *sent)
+{
+	struct old_timespec32 ts[2] = {
+		{ (int32_t)target, NSEC }, { (int32_t)target, NSEC } };
+
+	*sent = ts[1].tv_sec;
+	return syscall(__NR_utimensat, AT_FDCWD, path, ts, 0) == 0 ? 0 : errno;
+}
+
+static int futimens_sys32(const char *path, int64_t target, long long *sent)
+{
+	struct old_timespec32 ts[2] = {
+		{ (int32_t)target, NSEC }, { (int32_t)target, NSEC } };
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int err;
+
+	*sent = ts[1].tv_sec;
+	if (fd < 0)
+		return errno;
+	/* glibc < 2.34 futimens(): utimensat(fd, NULL, times, 0) */
+	err = syscall(__NR_utimensat, fd, NULL, ts, 0) == 0 ? 0 : errno;
+	close(fd);
+	return err;
+}
+
+static int utimes_sys32(const char *path, int64_t target, long long *sent)
+{
+	struct old_timeval32 tv[2] = {
+		{ (int32_t)target, NSEC / 1000 }, { (int32_t)target, NSEC / 1000 } };
+
+	*sent = tv[1].tv_sec;
+	return syscall(__NR_utimes, path, tv) == 0 ? 0 : errno;
+}
+
+static int stat_sys32(const char *path, long long *sec, long long *nsec)
+{
+	struct kernel_stat64 st;
+
+	if (syscall(__NR_stat64, path, &st) != 0)
+		return errno;
+	*sec = (int32_t)st.k_mtime;
+	*nsec = (long long)st.k_mtime_nsec;
+	return 0;
+}
+
+#define VARIANT(call) call##_sys32
+#define statx_sys32 statx_raw
+
+#else /* the libc API */
+
+static int utimensat_libc(const char *path, int64_t target, long long *sent)
+{
+	/* (time_t)target: a 32-bit time_t wraps, as in an old program. */
+	struct timespec ts[2] = {
+		{ (time_t)target, NSEC }, { (time_t)target, NSEC } };
+
+	*sent = (long long)ts[1].tv_sec;
+	return utimensat(AT_FDCWD, path, ts, 0) == 0 ? 0 : errno;
+}
+
+static int futimens_libc(const char *path, int64_t target, long long *sent)
+{
+	struct timespec ts[2] = {
+		{ (time_t)target, NSEC }, { (time_t)target, NSEC } };
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	int err;
+
+	*sent = (long long)ts[1].tv_sec;
+	if (fd < 0)
+		return errno;
+	err = futimens(fd, ts) == 0 ? 0 : errno;
+	close(fd);
+	return err;
+}
+
+static int utimes_libc(const char *path, int64_t target, long long *sent)
+{
+	struct timeval tv[2] = {
+		{ (time_t)target, NSEC / 1000 }, { (time_t)target, NSEC / 1000 } };
+
+	*sent = (long long)tv[1].tv_sec;
+	return utimes(path, tv) == 0 ? 0 : errno;
+}
+
+static int stat_libc(const char *path, long long *sec, long long *nsec)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return errno;
+	*sec = (long long)st.st_mtim.tv_sec;
+	*nsec = st.st_mtim.tv_nsec;
+	return 0;
+}
+
+static int statx_libc(const char *path, long long *sec, long long *nsec)
+{
+	struct statx stx;
+
+	if (statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, STATX_MTIME, &stx) != 0)
+		return errno;
+	*sec = stx.stx_mtime.tv_sec;
+	*nsec = stx.stx_mtime.tv_nsec;
+	return 0;
+}
+
+#define VARIANT(call) call##_libc
+#endif
+
+/* ---- running a call ---------------------------------------------------- */
+
+/* A fresh empty file DIR/filetimes-<flavour>-<call>; 0 or an errno. */
+static int fresh_file(const struct ctx *c, const char *call, char *path, size_t size)
+{
+	int fd;
+
+	if ((size_t)snprintf(path, size, "%s/filetimes-%s-%s", c->dir, PROBE_FLAVOUR, call) >= size)
+		return ENAMETOOLONG;
+	unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+static void report_mtime(const char *call, int with_sent, long long sent,
+                         long long sec, long long nsec)
+{
+	probe_begin(PROBE, call);
+	if (with_sent)
+		probe_i64("sent", sent);
+	probe_i64("seconds", sec);
+	probe_i64("nsec", nsec);
+	probe_end();
+}
+
+static void run_setter(const struct ctx *c, const char *call, setter_fn set)
+{
+	char path[4096];
+	long long sent = 0, sec = 0, nsec = 0;
+	int err = fresh_file(c, call, path, sizeof(path));
+
+	if (!err)
+		err = set(path, c->target, &sent);
+	if (!err && (err = statx_raw(path, &sec, &nsec)) != 0)
+		fprintf(stderr, "%s: %s: statx read-back failed\n", PROBE, call);
+	if (err)
+		probe_errno(PROBE, call, err);
+	else
+		report_mtime(call, 1, sent, sec, nsec);
+}
+
+static void run_reader(const struct ctx *c, const char *call, reader_fn read)
+{
+	char path[4096];
+	long long sec = 0, nsec = 0;
+	int err = fresh_file(c, call, path, sizeof(path));
+
+	if (!err && (err = set_full(path, c->target)) != 0)
+		fprintf(stderr, "%s: %s: setting the 64-bit time failed\n", PROBE, call);
+	if (!err)
+		err = read(path, &sec, &nsec);
+	if (err)
+		probe_errno(PROBE, call, err);
+	else
+		report_mtime(call, 0, 0, sec, nsec);
+}
+
+#define SETTER(call) \
+	static void call##_run(const struct ctx *c) { run_setter(c, #call, VARIANT(call)); }
+#define READER(call) \
+	static void call##_run(const struct ctx *c) { run_reader(c, #call, VARIANT(call)); }
+SETTER(utimensat)
+SETTER(futimens)
+SETTER(utimes)
+READER(stat)
+READER(statx)
+
+/* The last "<fs> filesystem being [re]mounted at <dir> supports timestamps
+ * until <date> (0x<max>)" line of the kernel log for this dir. */
+static void mount_warning_run(const struct ctx *c)
+{
+	static const char tail[] = " supports timestamps until ";
+	char needle[4200], fs[64] = "";
+	unsigned long long until = 0;
+	int size = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	int warned = 0, len;
+	char *buf, *line, *save = NULL;
+
+	if (size <= 0 || !(buf = malloc((size_t)size + 1))) {
+		probe_errno(PROBE, "mount_warning", size < 0 ? errno : ENOMEM);
+		return;
+	}
+	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, size);
+	if (len < 0) {
+		probe_errno(PROBE, "mount_warning", errno);
+		free(buf);
+		return;
+	}
+	buf[len] = '\0';
+	snprintf(needle, sizeof(needle), " at %s%s", c->dir, tail);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *at = strstr(line, needle), *hex, *word;
+
+		if (!at || !strstr(line, " filesystem being ") || !(hex = strstr(at, "(0x")))
+			continue;
+		/* the word before " filesystem being" is the filesystem type */
+		*strstr(line, " filesystem being ") = '\0';
+		word = strrchr(line, ' ');
+		word = word ? word + 1 : line;
+		if (strchr(word, ']'))
+			word = strchr(word, ']') + 1;
+		snprintf(fs, sizeof(fs), "%s", word);
+		until = strtoull(hex + 3, NULL, 16);
+		warned = 1;
+	}
+	free(buf);
+	probe_begin(PROBE, "mount_warning");
+	probe_i64("warned", warned);
+	if (warned) {
+		probe_str("fs", fs);
+		probe_i64("until", (long long)until);
+	}
+	probe_end();
+}
+
+static const struct {
+	const char *name;
+	int needs_time;
+	int by_default;
+	void (*run)(const struct ctx *);
+} calls[] = {
+	{ "utimensat",     1, 1, utimensat_run },
+	{ "futimens",      1, 1, futimens_run },
+	{ "utimes",        1, 1, utimes_run },
+	{ "stat",          1, 1, stat_run },
+	{ "statx",         1, 1, statx_run },
+	{ "mount_warning", 0, 0, mount_warning_run },
+};
+#define NCALLS (sizeof(calls) / sizeof(calls[0]))
+
+/* ---- arguments --------------------------------------------------------- */
+
+/* Days since 1970-01-01 of a proleptic Gregorian date, in 64 bits (the
+ * libc's timegm() cannot go past 2038 with a 32-bit time_t). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+	int64_t era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/* TIME as seconds; 0 if it is not YYYY-MM-DDTHH:MM:SS[Z]. */
+static int parse_time(const char *text, int64_t *out)
+{
+	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	long long y;
+	int mo, d, h, mi, s, n = 0;
+
+	if (sscanf(text, "%lld-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &n) != 6)
+		return 0;
+	if (strcmp(text + n, "") != 0 && strcmp(text + n, "Z") != 0)
+		return 0;
+	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || s > 59 ||
+	    h < 0 || mi < 0 || s < 0)
+		return 0;
+	*out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+	return 1;
+}
+
+static int call_index(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCALLS; i++)
+		if (strcmp(name, calls[i].name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* No arguments (rootfs/Makefile `check`): every default call at the
+ * rollover second, in a fresh folder under $TMPDIR, removed afterwards. */
+static int self_test(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	char dir[4096], path[4200];
+	struct ctx c = { dir, 2147483648LL, 1 };
+	size_t i;
+
+	snprintf(dir, sizeof(dir), "%s/filetimes.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "%s: mkdtemp %s: %s\n", PROBE, dir, strerror(errno));
+		return 1;
+	}
+	for (i = 0; i < NCALLS; i++) {
+		if (!calls[i].by_default)
+			continue;
+		calls[i].run(&c);
+		snprintf(path, sizeof(path), "%s/filetimes-%s-%s", dir, PROBE_FLAVOUR, calls[i].name);
+		unlink(path);
+	}
+	return rmdir(dir) == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+	struct ctx c = { 0 };
+	int first = 2, a, i, fd, chosen = 0;
+
+	if (argc < 2)
+		return self_test();
+	c.dir = argv[1];
+	if (argc > 2 && call_index(argv[2]) < 0) {
+		if (!parse_time(argv[2], &c.target))
+			probe_usage(PROBE, "TIME is YYYY-MM-DDTHH:MM:SS[Z], or an unknown call");
+		c.have_target = 1;
+		first = 3;
+	}
+	/* Check every argument before running anything. */
+	for (a = first; a < argc; a++) {
+		i = call_index(argv[a]);
+		if (i < 0)
+			probe_usage(PROBE, "unknown call (expected utimensat, futimens, utimes, "
+			                   "stat, statx or mount_warning)");
+		if (calls[i].needs_time && !c.have_target)
+			probe_usage(PROBE, "this call needs TIME");
+		chosen = 1;
+	}
+	if (!chosen && !c.have_target)
+		probe_usage(PROBE, "the default calls need TIME");
+	/* open(), not stat(): a 32-bit stat() of a directory written after
+	 * 2038 fails with EOVERFLOW. */
+	if ((fd = open(c.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "%s: %s: %s\n", PROBE, c.dir, strerror(errno));
+		return 1;
+	}
+	close(fd);
+	for (i = 0; !chosen && i < (int)NCALLS; i++)
+		if (calls[i].by_default)
+			calls[i].run(&c);
+	for (a = first; a < argc; a++)
+		calls[call_index(argv[a])].run(&c);
+	return 0;
+}
