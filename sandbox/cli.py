@@ -77,6 +77,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_files([paths.SCENARIOS / s for s in DEMO_SCENARIOS], args.machine, "demo")
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import bench
+    bench(machine(args.machine), cold=not args.no_cold)
+    return EXIT_PASSED
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     probes = suite.catalogue()
     files = [Path(f) for f in args.scenarios] or suite.scenario_files()
@@ -106,6 +112,8 @@ def parser() -> argparse.ArgumentParser:
     r = with_machine(verb("run", cmd_run, "run scenario files (default: all)"))
     r.add_argument("scenarios", nargs="*")
     with_machine(verb("demo", cmd_demo, "build what is missing, boot, show the rollover"))
+    b = with_machine(verb("bench", cmd_bench, "print build, boot and demo timings"))
+    b.add_argument("--no-cold", action="store_true", help="skip the cold (no ccache) build")
     v = verb("validate", cmd_validate, "check scenario files without booting")
     v.add_argument("scenarios", nargs="*")
     return p

@@ -8,7 +8,7 @@ import os
 import shutil
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -69,7 +69,7 @@ def cache_key(version: str, request: KernelRequest) -> str:
 
 
 @contextmanager
-def _locked(name: str) -> Iterator[None]:
+def locked(name: str) -> Iterator[None]:
     """One build at a time in the shared tree (pytest-xdist, two shells)."""
     lock_path = paths.cache_dir() / f"{name}.lock"
     with lock_path.open("w") as lock:
@@ -85,25 +85,48 @@ def _make_env(machine: Machine) -> dict[str, str]:
     return env
 
 
-def _make(tree: Path, build: Path, machine: Machine, *targets: str, log: Path) -> None:
-    cc = f"ccache {machine.cross_compile}gcc"
+def _make(tree: Path, build: Path, machine: Machine, *targets: str, log: Path,
+          ccache: bool = True) -> None:
+    cc = f"{'ccache ' if ccache else ''}{machine.cross_compile}gcc"
     argv = ["make", "-C", str(tree), f"O={build}", f"ARCH={machine.make_arch}",
             f"CROSS_COMPILE={machine.cross_compile}", f"CC={cc}",
             f"-j{os.cpu_count() or 1}", *targets]
     run(argv, env=_make_env(machine), log=log)
 
 
-def configure(tree: Path, build: Path, request: KernelRequest, log: Path) -> None:
+def configure(tree: Path, build: Path, request: KernelRequest, log: Path,
+              ccache: bool = True) -> None:
     """tinyconfig, then the fragments in order, then olddefconfig, then check."""
     machine, fragments = request.machine, fragment_paths(request)
-    _make(tree, build, machine, "tinyconfig", log=log)
+    _make(tree, build, machine, "tinyconfig", log=log, ccache=ccache)
     run([str(tree / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(build),
          str(build / ".config"), *map(str, fragments)], cwd=build, log=log)
-    _make(tree, build, machine, "olddefconfig", log=log)
+    _make(tree, build, machine, "olddefconfig", log=log, ccache=ccache)
     lost = kconfig.mismatches(kconfig.parse_fragments(fragments), (build / ".config").read_text())
     if lost:
         listing = "; ".join(map(str, lost))
         raise SandboxError(f"{len(lost)} requested option(s) did not survive olddefconfig: {listing}")
+
+
+def source_for(request: KernelRequest, version: str) -> tuple[Path, str]:
+    """The shared tree checked out for this request (hold the kernel-tree lock)."""
+    tree = baseline_tree(version)
+    return tree, checkout(tree, _series_for(request))
+
+
+def compile_in(tree: Path, build: Path, request: KernelRequest, label: str,
+               ccache: bool = True) -> float:
+    """Configure and build in `build`; returns the seconds it took."""
+    build.mkdir(parents=True, exist_ok=True)
+    log = build / "build.log"
+    log.write_text("")
+    targets = request.machine.make_targets
+    start = time.monotonic()
+    with step(f"{label}: configuring (log: {log})"):
+        configure(tree, build, request, log, ccache)
+    with step(f"{label}: building {' '.join(targets)}{' with ccache' if ccache else ''}"):
+        _make(tree, build, request.machine, *targets, log=log, ccache=ccache)
+    return round(time.monotonic() - start, 1)
 
 
 def build_kernel(request: KernelRequest) -> KernelArtifact:
@@ -116,21 +139,12 @@ def build_kernel(request: KernelRequest) -> KernelArtifact:
         info = json.loads((folder / "build-info.json").read_text())
         say(f"{label}: reusing the cached build from {info['built_at']} ({folder})")
         return _artifact(folder, request.machine, key, True, info)
-    with _locked("kernel-tree"):
+    with locked("kernel-tree"):
         if (folder / "build-info.json").is_file():  # built while we waited
             return build_kernel(request)
-        tree = baseline_tree(version)
-        branch = checkout(tree, _series_for(request))
+        tree, branch = source_for(request, version)
         build = paths.cache_dir() / "build" / f"{request.machine.name}-{request.variant}"
-        build.mkdir(parents=True, exist_ok=True)
-        log = build / "build.log"
-        log.write_text("")
-        start = time.monotonic()
-        with step(f"{label}: configuring (log: {log})"):
-            configure(tree, build, request, log)
-        with step(f"{label}: building {' '.join(request.machine.make_targets)} with ccache"):
-            _make(tree, build, request.machine, *request.machine.make_targets, log=log)
-        seconds = round(time.monotonic() - start, 1)
+        seconds = compile_in(tree, build, request, label)
         info = {
             "key": key, "machine": request.machine.name, "variant": request.variant,
             "debian_version": version, "branch": branch,
