@@ -53,8 +53,7 @@ def run_files(files: list[Path], machine_name: str, label: str) -> int:
         runs.append(checked)
         print(f"\n{scenario.title}  [{scenario.name}, {machine_name}, "
               f"accel {prepared.accel.name}, boot {checked.record.boot_seconds:.1f}s]")
-        phases = [s.phase for s in scenario.steps if hasattr(s, "phase")]
-        print(report.rollover_table(checked.record, phases))
+        print(report.phase_tables(checked.record, scenario, checked.result))
         print("PASSED" if checked.passed else report.failure_report(checked.record, checked.result))
     observations = results / "observations.jsonl"
     with observations.open("w") as out:

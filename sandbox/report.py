@@ -1,32 +1,73 @@
 """What a person reads: the rollover matrix and the failure report. Pure text."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
-from .evaluate import ScenarioResult
+from .evaluate import TIME_FIELDS, ScenarioResult
 from .observations import Observation
 from .runner import RunRecord
+from .scenario import Scenario
 from .timefmt import format_time
 
 
-def cell(observation: Observation) -> str:
-    """The date seen (seconds field) or the errno name."""
+Cell = tuple[str, str, str]  # phase, flavour, "probe.call"
+
+
+def _short(field: str, value: object) -> str:
+    if field in TIME_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+        return format_time(value)
+    return str(value)
+
+
+CELL_FIELDS = 2  # at a glance: the first expected fields, then "+N"
+
+
+def cell(observation: Observation, fields: Sequence[str] = ()) -> str:
+    """The errno name, or the first expected fields (dates for time fields);
+    with no expectation the seconds seen, else "ok"."""
     if observation.errno is not None:
         return observation.errno
-    seconds = observation.values.get("seconds")
-    if isinstance(seconds, int):
-        return format_time(seconds)
-    return ", ".join(f"{k}={v}" for k, v in observation.values.items())
+    values = observation.values
+    shown = [f for f in fields if f in values] or (["seconds"] if "seconds" in values else [])
+    if shown == ["seconds"]:
+        return _short("seconds", values["seconds"])
+    text = " ".join(f"{f}={_short(f, values[f])}" for f in shown[:CELL_FIELDS]) or "ok"
+    return text + (f" +{len(shown) - CELL_FIELDS}" if len(shown) > CELL_FIELDS else "")
 
 
-def matrix(observations: Iterable[Observation], phases: Sequence[str]) -> list[list[str]]:
-    """Rows (probe, call, flavour) by columns (phases), first-seen order."""
-    table: dict[tuple[str, str, str], dict[str, str]] = {}
-    for o in observations:
-        if o.phase in phases:
-            table.setdefault((o.probe, o.call, o.flavour), {})[o.phase] = cell(o)
-    return [[probe, call, flavour, *(cells.get(p, "-") for p in phases)]
-            for (probe, call, flavour), cells in table.items()]
+def expected_fields(scenario: Scenario, machine: str) -> dict[Cell, list[str]]:
+    fields: dict[Cell, list[str]] = {}
+    for step in scenario.probe_steps:
+        for e in step.expectations_on(machine):
+            key = (step.phase, e.flavour, f"{step.probe}.{e.call}")
+            if e.field != "errno" and e.field not in fields.setdefault(key, []):
+                fields[key].append(e.field)
+    return fields
+
+
+def failed_cells(result: ScenarioResult | None, scenario: Scenario) -> set[Cell]:
+    probes = {s.phase: s.probe for s in scenario.probe_steps}
+    return {(v.phase, v.flavour, f"{probes.get(v.phase, '?')}.{v.call}")
+            for v in (result.failures if result else ())}
+
+
+def phase_tables(record: RunRecord, scenario: Scenario, result: ScenarioResult | None) -> str:
+    """One table per probe phase: rows probe.call, columns flavours; a failed
+    expectation is marked with a leading '!'."""
+    fields = expected_fields(scenario, record.machine)
+    failed = failed_cells(result, scenario)
+    tables = []
+    for phase in [s.phase for s in scenario.probe_steps]:
+        seen = [o for o in record.observations if o.phase == phase]
+        flavours = list(dict.fromkeys(o.flavour for o in seen))
+        rows: dict[str, dict[str, str]] = {}
+        for o in seen:
+            key = (phase, o.flavour, f"{o.probe}.{o.call}")
+            mark = "! " if key in failed else ""
+            rows.setdefault(key[2], {})[o.flavour] = mark + cell(o, fields.get(key, ()))
+        body = [[call, *(cells.get(f, "-") for f in flavours)] for call, cells in rows.items()]
+        tables.append(f"[{phase}]\n" + render(["call", *flavours], body))
+    return "\n\n".join(tables)
 
 
 def render(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
@@ -35,11 +76,6 @@ def render(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
              for row in (header, *rows)]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
-
-
-def rollover_table(record: RunRecord, phases: Sequence[str]) -> str:
-    rows = matrix(record.observations, phases)
-    return render(["probe", "call", "flavour", *phases], rows)
 
 
 def evidence_lines(record: RunRecord) -> list[str]:
