@@ -4,22 +4,33 @@
 python := "/usr/bin/python3"
 sandbox := "PYTHONPATH=" + justfile_directory() + " " + python + " -m sandbox"
 pytest := "PYTHONPATH=" + justfile_directory() + ":" + justfile_directory() + "/pytest " + python + " -m pytest -c pytest/pytest.ini --rootdir ."
+# demo and build take a machine (sandbox/machines.py: x86_64, i386, armhf), as
+# `just demo armhf` or `just demo machine=armhf`.
 
 # Build what is missing, boot at 2038-01-19T03:13:50 and show the rollover.
 demo machine="x86_64":
-    {{sandbox}} demo --machine {{machine}}
+    {{sandbox}} demo --machine {{trim_start_match(machine, "machine=")}}
 
 # Install the Debian packages listed in .ci/debian-packages.txt (root).
 deps:
     {{sandbox}} deps
 
-# Build (or reuse from the cache) the kernel and the initramfs.
+# Build (or reuse from the cache) the kernel and the initramfs of one machine.
 build machine="x86_64":
-    {{sandbox}} kernel --machine {{machine}}
-    {{sandbox}} initramfs --machine {{machine}}
+    {{sandbox}} kernel --machine {{trim_start_match(machine, "machine=")}}
+    {{sandbox}} initramfs --machine {{trim_start_match(machine, "machine=")}}
 
-# Unit tests, then every scenario as a test (builds what is missing first).
-test *args: deps build
+# Build (or reuse) the kernel and the initramfs of every machine, one at a time.
+build-all:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    for m in $(PYTHONPATH={{justfile_directory()}} {{python}} -c 'from sandbox.machines import MACHINES; print(*MACHINES)'); do
+        {{sandbox}} kernel --machine "$m"
+        {{sandbox}} initramfs --machine "$m"
+    done
+
+# Unit tests, then every scenario on every machine (builds what is missing first).
+test *args: deps build-all
     {{pytest}} {{args}}
 
 # Unit tests only: no kernel, no boot.

@@ -115,7 +115,8 @@ def _index(arch: str, observations: Iterable[Observation]) -> dict[_ObservationK
 
 
 def evaluate(scenario: Scenario, arch: str, observations: Iterable[Observation]) -> ScenarioResult:
-    """One verdict per expectation whose flavour runs on `arch`."""
+    """One verdict per expectation whose flavour runs on `arch`; a step's
+    [step.expect-on.<arch>] replaces its expectations for the calls it names."""
     if arch not in scenario.machines:
         raise ValueError(
             f"scenario {scenario.name} does not run on {arch} (machines: {', '.join(scenario.machines)})"
@@ -125,7 +126,7 @@ def evaluate(scenario: Scenario, arch: str, observations: Iterable[Observation])
     verdicts = tuple(
         _verdict(step, expectation, index.get((step.phase, step.probe, expectation.flavour, expectation.call), []))
         for step in scenario.probe_steps
-        for expectation in step.expectations
+        for expectation in step.expectations_on(arch)
         if expectation.flavour in available
     )
     return ScenarioResult(scenario=scenario.name, arch=arch, verdicts=tuple(verdicts))

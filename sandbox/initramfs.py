@@ -28,7 +28,9 @@ from typing import Any, Iterator
 
 from sandbox import cpio
 from sandbox.cpio import Entry
+from sandbox.deps import unpacked_package
 from sandbox.errors import InputError, SandboxError
+from sandbox.machines import MACHINES
 from sandbox.paths import ROOTFS, cache_dir
 from sandbox.progress import say, step
 
@@ -72,11 +74,29 @@ ARCHES: dict[str, ArchSpec] = {
         cflags32="-m32",
         flavours=ALL_FLAVOURS,
         tools_flavour="native64",
-        static_libcs=(("", "libc6-dev"), ("-m32", "gcc-multilib")),
+        static_libcs=(("", "libc6-dev"), ("-m32", "gcc-12-multilib")),
     ),
-    # i386 would be: cc="gcc", cflags32="-m32", flavours without native64,
-    # tools_flavour="time64"; armhf: cc="arm-linux-gnueabihf-gcc",
-    # cc_package="gcc-arm-linux-gnueabihf", cflags32="", same flavours as i386.
+    # The same i386 binaries as x86_64's 32-bit flavours; here they take the
+    # native 32-bit path. Tools in time64: the machine has no native64.
+    "i386": ArchSpec(
+        name="i386",
+        cc="gcc",
+        cc_package="gcc",
+        cflags32="-m32",
+        flavours=MACHINES["i386"].flavours,
+        tools_flavour=MACHINES["i386"].tools_flavour,
+        static_libcs=(("-m32", "gcc-12-multilib"),),
+    ),
+    # Debian's armhf ABI (EABI, hard float); the cross gcc is 32-bit already.
+    "armhf": ArchSpec(
+        name="armhf",
+        cc="arm-linux-gnueabihf-gcc",
+        cc_package="gcc-arm-linux-gnueabihf",
+        cflags32="",
+        flavours=MACHINES["armhf"].flavours,
+        tools_flavour=MACHINES["armhf"].tools_flavour,
+        static_libcs=(("", "libc6-dev-armhf-cross"),),
+    ),
 }
 
 
@@ -225,12 +245,22 @@ def _run(args: list[str], what: str, package: str) -> subprocess.CompletedProces
         raise SandboxError(f"{what}: {args[0]} not found; install the Debian package {package}") from None
 
 
+def _host_busybox(busybox: Busybox) -> Busybox:
+    """An absolute path is the host's own file; a relative one lies inside the
+    package unpacked into the cache (a foreign arch's busybox-static, which
+    cannot be installed beside the host's)."""
+    if busybox.path.is_absolute():
+        return busybox
+    return Busybox(unpacked_package(busybox.package) / busybox.path, busybox.package)
+
+
 def _inputs(arch_name: str) -> _Inputs:
     arch = _arch(arch_name)
     manifest = load_manifest()
     busybox = manifest.busybox.get(arch.name)
     if busybox is None:
         raise InputError(str(MANIFEST), f"busybox.{arch.name}", "missing")
+    busybox = _host_busybox(busybox)
     if not busybox.path.is_file():
         raise SandboxError(f"busybox for {arch.name} not found at {busybox.path}; "
                            f"install the Debian package {busybox.package}")

@@ -47,7 +47,7 @@ def qemu_argv(req: BootRequest) -> list[str]:
         "-kernel", str(req.kernel), "-initrd", str(req.initramfs), "-append", cmdline,
         "-rtc", f"base={req.rtc.rstrip('Z')}",
         "-serial", f"file:{req.evidence / 'console.log'}",
-        "-chardev", "stdio,id=agent,signal=off", "-serial", "chardev:agent",
+        "-chardev", "stdio,id=agent,signal=off", *m.agent_device,
         *qemu_disk_args(m.name, req.disks),
     ]
 

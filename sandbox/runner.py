@@ -19,7 +19,7 @@ from .scenario import ProbeStep, Scenario, SetClockStep, Step
 from .timefmt import format_time
 
 BOOT_SECONDS = 60.0  # boot-to-agent-ready, within the scenario's deadline
-TOOLS_FLAVOUR = "native64"
+DEFAULT_TOOLS_FLAVOUR = "native64"  # x86_64's; a machine names its own (Machine.tools_flavour)
 
 
 @dataclass(frozen=True)
@@ -64,15 +64,15 @@ class RunRecord:
 
 
 # -- planning: steps to guest commands (pure) ----------------------------
-def _probe_commands(step: ProbeStep) -> list[GuestCommand]:
+def _probe_commands(step: ProbeStep, tools_flavour: str) -> list[GuestCommand]:
     args = "".join(f" {shlex.quote(a)}" for a in step.args)
     return [GuestCommand(step.index, step.phase, step.probe, flavour,
                          f"/probes/{flavour}/{step.probe}{args}", False)
             for flavour in step.flavours]
 
 
-def _set_clock_commands(step: SetClockStep) -> list[GuestCommand]:
-    return [GuestCommand(step.index, f"step{step.index}-set-clock", "settime", TOOLS_FLAVOUR,
+def _set_clock_commands(step: SetClockStep, tools_flavour: str) -> list[GuestCommand]:
+    return [GuestCommand(step.index, f"step{step.index}-set-clock", "settime", tools_flavour,
                          f"/tools/settime {step.time} {step.via}", True)]
 
 
@@ -89,9 +89,11 @@ def mount_commands(disks: tuple[Disk, ...]) -> list[GuestCommand]:
             for disk in disks]
 
 
-def plan(steps: tuple[Step, ...], flavours: tuple[str, ...]) -> list[GuestCommand]:
-    """The guest commands for the steps, leaving out flavours the machine lacks."""
-    commands = [c for s in steps for c in PLANNERS[type(s)](s)]
+def plan(steps: tuple[Step, ...], flavours: tuple[str, ...],
+         tools_flavour: str = DEFAULT_TOOLS_FLAVOUR) -> list[GuestCommand]:
+    """The guest commands for the steps, leaving out flavours the machine lacks.
+    Planners get the flavour the machine's tools (/tools/*) are built in."""
+    commands = [c for s in steps for c in PLANNERS[type(s)](s, tools_flavour)]
     return [c for c in commands if c.flavour in flavours]
 
 
@@ -104,7 +106,7 @@ def run_scenario(scenario: Scenario, machine: Machine, kernel: Path, initramfs: 
     request = BootRequest(machine, kernel, initramfs, format_time(scenario.rtc), accel, evidence,
                           disks=disks)
     commands = (mount_commands(scenario.disks)
-                + plan(scenario.steps, scenario.machines[machine.name]))
+                + plan(scenario.steps, scenario.machines[machine.name], machine.tools_flavour))
     deadline = Deadline(float(scenario.timeout))
     observations: list[Observation] = []
     records: list[CommandRecord] = []

@@ -12,6 +12,12 @@ Steps are numbered from 0, as in the key paths.
 Two tables make the format grow without new if-chains:
 - MATCHERS: the table forms of an expectation ({ between = [lo, hi] }, ...);
 - ACTIONS:  the step kinds (probe, set-clock), each with its allowed keys.
+
+Where a machine behaves differently, a probe step says so explicitly:
+[step.expect-on.<machine>.<flavour>] has the shape of [step.expect.<flavour>]
+and, on that machine only, replaces the step's expectations for each call it
+names (every field of the call at once). The machine must be one of the
+scenario's, and must run the flavour.
 """
 from __future__ import annotations
 
@@ -20,7 +26,7 @@ import errno as _errno
 import re
 import tomllib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 from types import MappingProxyType
 from typing import ClassVar, NoReturn, Protocol
@@ -36,6 +42,7 @@ Value = int | float | str
 Number = int | float
 
 ERRNO_FIELD = "errno"
+EXPECT_ON = "expect-on"  # a probe step's per-machine expectations
 ERRNO_NONE = "none"
 DEFAULT_TIMEOUT = 120
 RTC_MIN = parse_time("1970-01-01T00:00:00Z")
@@ -268,11 +275,33 @@ class ProbeStep:
     flavours: tuple[str, ...]
     args: tuple[str, ...] = ()
     expectations: tuple[Expectation, ...] = ()
+    # [step.expect-on.<machine>]: per machine, expectations that replace the
+    # step's own for the same (flavour, call), all fields of that call at once.
+    machine_expectations: Mapping[str, tuple[Expectation, ...]] = field(
+        default_factory=lambda: MappingProxyType({}))
     kind: ClassVar[str] = "probe"
 
     def flavours_on(self, available: tuple[str, ...]) -> tuple[str, ...]:
         """The step's flavours a machine with these flavours can run."""
         return tuple(flavour for flavour in self.flavours if flavour in available)
+
+    def expectations_on(self, machine: str) -> tuple[Expectation, ...]:
+        """The expectations that hold on `machine`: the step's own, with every
+        (flavour, call) the machine overrides replaced in place by its override;
+        overrides of calls the step leaves unchecked come last."""
+        override = self.machine_expectations.get(machine, ())
+        groups: dict[tuple[str, str], list[Expectation]] = {}
+        for expectation in override:
+            groups.setdefault((expectation.flavour, expectation.call), []).append(expectation)
+        result: list[Expectation] = []
+        for expectation in self.expectations:
+            key = (expectation.flavour, expectation.call)
+            if key not in groups:
+                result.append(expectation)
+            elif groups[key]:
+                result += groups[key]
+                groups[key] = []  # the group is placed once, at its first base field
+        return tuple(result) + tuple(e for group in groups.values() for e in group)
 
 
 @dataclass(frozen=True)
@@ -330,7 +359,7 @@ class _Where:
 @dataclass(frozen=True)
 class _Context:
     catalogue: Catalogue
-    machines: Mapping[str, tuple[str, ...]]
+    machines: Mapping[str, tuple[str, ...]]  # the scenario's machines and their flavours
 
 
 def _type_name(raw: object) -> str:
@@ -487,7 +516,32 @@ def _probe_step(table: Mapping[str, object], index: int, where: _Where, context:
     )
     args = _args(table.get("args", []), where.at("args"))
     expectations = _expectations(table.get("expect", {}), probe, flavours, where.at("expect"))
-    return ProbeStep(index, phase, name, flavours, args, expectations)
+    on_machines = _machine_expectations(table.get(EXPECT_ON, {}), probe, flavours,
+                                        where.at(EXPECT_ON), context)
+    return ProbeStep(index, phase, name, flavours, args, expectations, on_machines)
+
+
+def _machine_expectations(
+    raw: object, probe: ProbeInfo, flavours: tuple[str, ...], where: _Where, context: _Context
+) -> Mapping[str, tuple[Expectation, ...]]:
+    """[step.expect-on.<machine>.<flavour>.<call>]: for a machine of the
+    scenario, and a flavour of the step that the machine runs."""
+    result: dict[str, tuple[Expectation, ...]] = {}
+    for machine, table in _table(raw, where).items():
+        if machine not in context.machines:
+            where.at(machine).fail(
+                f"machine '{machine}' is not among the scenario's machines "
+                f"({', '.join(context.machines)})"
+            )
+        lacking = [f for f in _table(table, where.at(machine)) if f in flavours
+                   and f not in context.machines[machine]]
+        if lacking:
+            where.at(machine).at(lacking[0]).fail(
+                f"machine '{machine}' does not run flavour '{lacking[0]}' "
+                f"(it has: {', '.join(context.machines[machine])})"
+            )
+        result[machine] = _expectations(table, probe, flavours, where.at(machine))
+    return MappingProxyType(result)
 
 
 def _set_clock_step(
@@ -508,7 +562,8 @@ class ActionKind:
 
 ACTIONS: Mapping[str, ActionKind] = MappingProxyType(
     {
-        "probe": ActionKind(frozenset({"probe", "phase", "flavours", "args", "expect"}), _probe_step),
+        "probe": ActionKind(frozenset({"probe", "phase", "flavours", "args", "expect", EXPECT_ON}),
+                            _probe_step),
         "set-clock": ActionKind(frozenset({"set-clock", "via"}), _set_clock_step),
     }
 )
@@ -599,7 +654,6 @@ def parse_scenario(
     where = _Where(file)
     document = _document(text, where)
     _check_keys(document, TOP_KEYS, where)
-    context = _Context(catalogue, machines)
     title = _string(_require(document, "title", where), where.at("title"))
     description = document.get("description", "")
     if not isinstance(description, str):
@@ -608,6 +662,7 @@ def parse_scenario(
     chosen = _machines(document.get("machines", list(machines)), where.at("machines"), machines)
     timeout = _timeout(document.get("timeout", DEFAULT_TIMEOUT), where.at("timeout"))
     disks = parse_disks(document.get("disk", []), file)
+    context = _Context(catalogue, chosen)
     steps = _steps(_require(document, "step", where), where.at("step"), context)
     return Scenario(
         file=file,

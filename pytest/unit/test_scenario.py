@@ -25,6 +25,7 @@ from sandbox.scenario import (
     parse_scenario,
     scenario_name,
 )
+from sandbox.suite import machine_flavours
 from sandbox.timefmt import ROLLOVER, parse_time
 
 FILE = "scenarios/demo/case.toml"
@@ -238,7 +239,7 @@ BAD = [
      "machines[1]: unknown machine 'sparc' (known: x86_64, i386)"),
     ("bad timeout", HEAD + "timeout = 0\n" + PROBE, "timeout: expected a positive number of seconds, got 0"),
     ("unknown step key", HEAD + PROBE + "colour = 1\n",
-     "step[0].colour: unknown key 'colour' for a probe step (known: args, expect, flavours, phase, probe)"),
+     "step[0].colour: unknown key 'colour' for a probe step (known: args, expect, expect-on, flavours, phase, probe)"),
     ("key of another action", HEAD + '[[step]]\nset-clock = "2038-01-19T03:14:30Z"\nphase = "p"\n',
      "step[0].phase: unknown key 'phase' for a set-clock step (known: set-clock, via)"),
     ("two actions in a step", HEAD + PROBE + 'set-clock = "2038-01-19T03:14:30Z"\n',
@@ -331,9 +332,9 @@ def check_rollover(scenario: Scenario) -> None:
 
 
 def test_rollover_scenario_validates_against_a_manifest_of_that_shape() -> None:
-    check_rollover(load_scenario(ROLLOVER_FILE, CATALOGUE, {"x86_64": FLAVOURS}))
+    check_rollover(load_scenario(ROLLOVER_FILE, CATALOGUE, machine_flavours()))
 
 
 @pytest.mark.skipif(not REAL_MANIFEST.exists(), reason="rootfs/manifest.toml not written yet")
 def test_rollover_scenario_validates_against_the_real_catalogue() -> None:
-    check_rollover(load_scenario(ROLLOVER_FILE, load_catalogue(REAL_MANIFEST), {"x86_64": FLAVOURS}))
+    check_rollover(load_scenario(ROLLOVER_FILE, load_catalogue(REAL_MANIFEST), machine_flavours()))
