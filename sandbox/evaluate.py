@@ -20,6 +20,8 @@ TIME_FIELDS = frozenset({
     "sem_otime", "sem_ctime", "shm_atime", "shm_dtime", "shm_ctime",
     "msg_stime", "msg_rtime", "msg_ctime",
     "sent", "until",  # filetimes: the tv_sec a setter passed; a filesystem's s_time_max
+    "woke",  # timers, mqueue, futex, timeouts: the wall clock when a wait ended
+    "target", "rtc", "realtime", "realtime_before", "realtime_after",  # clockstep (hwclock, wait steps)
 })
 """Fields holding seconds since the epoch: shown as ISO time plus the raw number."""
 
@@ -75,12 +77,18 @@ def _check_errno(observation: Observation, expectation: Expectation) -> tuple[bo
 
 
 def _check_value(observation: Observation, expectation: Expectation) -> tuple[bool, str]:
-    if observation.errno is not None:
-        return False, f"errno {observation.errno}"
+    """A field is checked whenever the probe reported it, also beside an errno
+    (a timed wait ends with ETIMEDOUT and reports how long it took); a failed
+    call without the field shows its errno."""
     if expectation.field not in observation.values:
+        if observation.errno is not None:
+            return False, f"errno {observation.errno}"
         return False, f"no field '{expectation.field}' ({_summary(observation)})"
     value = observation.values[expectation.field]
-    return expectation.matcher.matches(value), render_value(expectation.field, value)
+    text = render_value(expectation.field, value)
+    if observation.errno is not None:
+        text += f" (errno {observation.errno})"
+    return expectation.matcher.matches(value), text
 
 
 def check(observation: Observation, expectation: Expectation) -> tuple[bool, str]:

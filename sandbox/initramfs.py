@@ -3,9 +3,9 @@
     build_initramfs("x86_64") -> InitramfsArtifact(path, key, reused)
 
 The key is a sha256 over everything that goes in: every file under rootfs/
-(except rootfs/build), the busybox binary, the compiler's `--version`, the
-arch's row in ARCHES, and this builder's own source (sandbox/initramfs.py,
-sandbox/cpio.py).
+(except rootfs/build), the busybox binary, the host binaries and the shared
+libraries they need, the compiler's `--version`, the arch's row in ARCHES,
+and this builder's own source (sandbox/initramfs.py, sandbox/cpio.py).
 The archive is cached at cache_dir()/initramfs/<key[:16]>/initramfs.cpio and
 reused when present. It is an uncompressed newc cpio: quick to unpack under
 emulation.
@@ -120,6 +120,15 @@ class Busybox:
 
 
 @dataclass(frozen=True)
+class HostBinary:
+    """A dynamically linked program taken from the host, at the same path in
+    the guest, with the shared libraries ldd finds for it."""
+
+    path: Path
+    package: str
+
+
+@dataclass(frozen=True)
 class Probe:
     name: str
     calls: tuple[str, ...]
@@ -140,6 +149,7 @@ class Manifest:
     probes_dir: str
     tools_dir: str
     busybox: dict[str, Busybox]
+    host_binaries: dict[str, tuple[HostBinary, ...]]
     probes: dict[str, Probe]
     tools: dict[str, Tool]
 
@@ -160,6 +170,17 @@ def _strings(table: dict[str, Any], key: str, where: str, default: Any = None) -
     if not all(isinstance(v, str) for v in value):
         raise InputError(str(MANIFEST), f"{where}.{key}", "expected a list of strings")
     return tuple(value)
+
+
+def _host_binaries(spec: object, where: str, path: Path) -> tuple[HostBinary, ...]:
+    """[host-binaries.<arch>]: absolute host path -> Debian package."""
+    if not isinstance(spec, dict):
+        raise InputError(str(path), where, "expected a table of \"/host/path\" = \"debian-package\"")
+    for binary, package in spec.items():
+        if not binary.startswith("/") or not isinstance(package, str):
+            raise InputError(str(path), f"{where}.{binary}",
+                             "expected \"/absolute/host/path\" = \"debian-package\"")
+    return tuple(HostBinary(Path(binary), package) for binary, package in spec.items())
 
 
 def load_manifest(path: Path = MANIFEST) -> Manifest:
@@ -186,6 +207,9 @@ def load_manifest(path: Path = MANIFEST) -> Manifest:
         for arch, spec in _get(data, "busybox", dict, "").items()
     }
 
+    host_binaries = {arch: _host_binaries(spec, f"host-binaries.{arch}", path)
+                     for arch, spec in _get(data, "host-binaries", dict, "", {}).items()}
+
     probes = {}
     for name, spec in _get(data, "probe", dict, "").items():
         where = f"probe.{name}"
@@ -207,6 +231,7 @@ def load_manifest(path: Path = MANIFEST) -> Manifest:
         probes_dir=_get(init, "probes_dir", str, "initramfs"),
         tools_dir=_get(init, "tools_dir", str, "initramfs"),
         busybox=busybox,
+        host_binaries=host_binaries,
         probes=probes,
         tools=tools,
     )
@@ -224,11 +249,62 @@ class InitramfsArtifact:
 
 
 @dataclass(frozen=True)
+class HostFile:
+    """A host file copied into the guest at the same path (a program or a
+    shared library; symlinks are followed, so the guest gets the contents)."""
+
+    path: Path
+
+    @property
+    def name(self) -> str:
+        return self.path.as_posix().lstrip("/")
+
+
+@dataclass(frozen=True)
 class _Inputs:
     arch: ArchSpec
     manifest: Manifest
     busybox: Busybox
     cc_version: str
+    host_files: tuple[HostFile, ...] = ()
+
+
+def parse_ldd(output: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(paths of the shared libraries and the ELF interpreter, names ldd did
+    not find) from `ldd` output. The vDSO is in the kernel, not a file."""
+    found: list[str] = []
+    missing: list[str] = []
+    for line in output.splitlines():
+        name, arrow, rest = line.strip().partition("=>")
+        target = (rest if arrow else name).strip()
+        if target == "not found":
+            missing.append(name.strip())
+            continue
+        path = target.split(" (", 1)[0].strip()
+        if path.startswith("/"):
+            found.append(path)
+    return tuple(dict.fromkeys(found)), tuple(missing)
+
+
+def _shared_libraries(binary: HostBinary) -> list[HostFile]:
+    result = _run(["ldd", str(binary.path)], "initramfs", "libc-bin")
+    found, missing = parse_ldd(result.stdout)
+    if result.returncode != 0 or missing:
+        why = f"libraries not found: {', '.join(missing)}" if missing else result.stderr.strip()
+        raise SandboxError(f"initramfs: `ldd {binary.path}` failed ({why}); "
+                           f"install what the Debian package {binary.package} depends on")
+    return [HostFile(Path(path)) for path in found]
+
+
+def _host_files(binaries: tuple[HostBinary, ...]) -> tuple[HostFile, ...]:
+    """The host binaries and every shared library they need, once each."""
+    files: dict[str, HostFile] = {}
+    for binary in binaries:
+        if not binary.path.is_file():
+            raise SandboxError(f"{binary.path} not found; install the Debian package {binary.package}")
+        for file in (HostFile(binary.path), *_shared_libraries(binary)):
+            files.setdefault(file.name, file)
+    return tuple(files.values())
 
 
 def _arch(name: str) -> ArchSpec:
@@ -267,7 +343,8 @@ def _inputs(arch_name: str) -> _Inputs:
     version = _run([arch.cc, "--version"], "initramfs", arch.cc_package)
     if version.returncode != 0:
         raise SandboxError(f"initramfs: `{arch.cc} --version` failed: {version.stderr.strip()}")
-    return _Inputs(arch, manifest, busybox, version.stdout)
+    host_files = _host_files(manifest.host_binaries.get(arch.name, ()))
+    return _Inputs(arch, manifest, busybox, version.stdout, host_files)
 
 
 def rootfs_files(root: Path = ROOTFS) -> list[Path]:
@@ -287,6 +364,8 @@ def _key(inputs: _Inputs) -> str:
     for path in rootfs_files():
         part(f"rootfs/{path.relative_to(ROOTFS).as_posix()}", path.read_bytes())
     part("busybox", inputs.busybox.path.read_bytes())
+    for file in inputs.host_files:
+        part(f"host/{file.name}", file.path.read_bytes())
     part("cc --version", inputs.cc_version.encode())
     for source in _BUILDER_SOURCES:
         part(f"builder/{source.name}", source.read_bytes())
@@ -358,7 +437,8 @@ def _entries(inputs: _Inputs, key: str, built: Path) -> list[Entry]:
         entries.append(Entry.file(script, (ROOTFS / script).read_bytes(), 0o755))
 
     entries.append(Entry.file("bin/busybox", inputs.busybox.path.read_bytes(), 0o755))
-    taken = {e.name for e in entries} | {"bin/busybox"}
+    entries += [Entry.file(f.name, f.path.read_bytes(), 0o755) for f in inputs.host_files]
+    taken = {e.name for e in entries}
     applets = ["bin/sh", *(a for a in _busybox_applets(inputs.busybox.path) if a != "bin/sh")]
     entries += [Entry.symlink(a, "/bin/busybox") for a in applets if a not in taken]
 

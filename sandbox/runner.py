@@ -15,7 +15,7 @@ from .disks import Disk, mount_shell, prepare_images
 from .machines import Machine
 from .observations import Observation, parse_probe_output
 from .qemu import BootRequest, Guest, GuestDied, GuestHung
-from .scenario import ProbeStep, Scenario, SetClockStep, Step
+from .scenario import HwclockStep, ProbeStep, Scenario, SetClockStep, Step, WaitStep
 from .timefmt import format_time
 
 BOOT_SECONDS = 60.0  # boot-to-agent-ready, within the scenario's deadline
@@ -66,9 +66,20 @@ class RunRecord:
 # -- planning: steps to guest commands (pure) ----------------------------
 def _probe_commands(step: ProbeStep, tools_flavour: str) -> list[GuestCommand]:
     args = "".join(f" {shlex.quote(a)}" for a in step.args)
-    return [GuestCommand(step.index, step.phase, step.probe, flavour,
-                         f"/probes/{flavour}/{step.probe}{args}", False)
-            for flavour in step.flavours]
+    return [command
+            for flavour in step.flavours
+            for command in (*_reset_clock(step, flavour, tools_flavour),
+                            GuestCommand(step.index, step.phase, step.probe, flavour,
+                                         f"/probes/{flavour}/{step.probe}{args}", False))]
+
+
+def _reset_clock(step: ProbeStep, flavour: str, tools_flavour: str) -> list[GuestCommand]:
+    """reset-clock: settimeofday (from the tools) right before one flavour runs.
+    The command carries the flavour it prepares, so it is left out with it."""
+    if step.reset_clock is None:
+        return []
+    return [GuestCommand(step.index, f"step{step.index}-reset-clock", "settime", flavour,
+                         f"/tools/settime {step.reset_clock} settimeofday", True)]
 
 
 def _set_clock_commands(step: SetClockStep, tools_flavour: str) -> list[GuestCommand]:
@@ -76,9 +87,29 @@ def _set_clock_commands(step: SetClockStep, tools_flavour: str) -> list[GuestCom
                          f"/tools/settime {step.time} {step.via}", True)]
 
 
+HWCLOCK = "/usr/sbin/hwclock"  # util-linux's, from [host-binaries] in rootfs/manifest.toml
+
+
+def _hwclock_commands(step: HwclockStep, tools_flavour: str) -> list[GuestCommand]:
+    """hwclock --set, then --hctosys, then what the RTC and the clock read.
+    util-linux 2.38's --date took "YYYY-MM-DD HH:MM:SS" (local time: TZ=UTC0
+    makes that UTC) and refused "@<seconds>" and "...T...Z" in the guest."""
+    when = format_time(step.time).rstrip("Z").replace("T", " ")
+    shell = (f"export TZ=UTC0; {HWCLOCK} --utc --set --date '{when}'"
+             f" && {HWCLOCK} --utc --hctosys && /tools/clockstep hwclock {step.time}")
+    return [GuestCommand(step.index, f"step{step.index}-hwclock", "clockstep", tools_flavour, shell, True)]
+
+
+def _wait_commands(step: WaitStep, tools_flavour: str) -> list[GuestCommand]:
+    return [GuestCommand(step.index, f"step{step.index}-wait", "clockstep", tools_flavour,
+                         f"/tools/clockstep wait {step.seconds:g}", True)]
+
+
 PLANNERS: dict[type, Callable[..., list[GuestCommand]]] = {
     ProbeStep: _probe_commands,
     SetClockStep: _set_clock_commands,
+    HwclockStep: _hwclock_commands,
+    WaitStep: _wait_commands,
 }
 
 

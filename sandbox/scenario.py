@@ -11,7 +11,18 @@ Steps are numbered from 0, as in the key paths.
 
 Two tables make the format grow without new if-chains:
 - MATCHERS: the table forms of an expectation ({ between = [lo, hi] }, ...);
-- ACTIONS:  the step kinds (probe, set-clock), each with its allowed keys.
+- ACTIONS:  the step kinds (probe, set-clock, hwclock, wait), each with its
+            allowed keys.
+
+Clock moves as steps (each run by a 64-bit time_t tool, each must succeed;
+what it did is recorded as an observation of its own phase "step<N>-<kind>"):
+- set-clock = <time>, via = "settimeofday"|"clock_settime";
+- hwclock = <time>: util-linux `hwclock --set` then `hwclock --hctosys`, the
+  RTC first, the system clock from it (the time must fit the RTC: 1970..2099);
+- wait = <seconds>: let that much guest time pass (CLOCK_MONOTONIC sleep).
+A probe step's reset-clock = <time> sets the clock (settimeofday) right
+before each of its flavours runs, so every flavour starts from the same
+instant: how timers and timeouts armed just before 2038 are compared.
 
 Where a machine behaves differently, a probe step says so explicitly:
 [step.expect-on.<machine>.<flavour>] has the shape of [step.expect.<flavour>]
@@ -279,6 +290,7 @@ class ProbeStep:
     # step's own for the same (flavour, call), all fields of that call at once.
     machine_expectations: Mapping[str, tuple[Expectation, ...]] = field(
         default_factory=lambda: MappingProxyType({}))
+    reset_clock: int | None = None  # reset-clock: set before each flavour runs
     kind: ClassVar[str] = "probe"
 
     def flavours_on(self, available: tuple[str, ...]) -> tuple[str, ...]:
@@ -312,7 +324,25 @@ class SetClockStep:
     kind: ClassVar[str] = "set-clock"
 
 
-Step = ProbeStep | SetClockStep
+@dataclass(frozen=True)
+class HwclockStep:
+    """Set the RTC to `time`, then the system clock from the RTC."""
+
+    index: int
+    time: int
+    kind: ClassVar[str] = "hwclock"
+
+
+@dataclass(frozen=True)
+class WaitStep:
+    """Let `seconds` of guest time pass."""
+
+    index: int
+    seconds: Number
+    kind: ClassVar[str] = "wait"
+
+
+Step = ProbeStep | SetClockStep | HwclockStep | WaitStep
 
 
 @dataclass(frozen=True)
@@ -518,7 +548,8 @@ def _probe_step(table: Mapping[str, object], index: int, where: _Where, context:
     expectations = _expectations(table.get("expect", {}), probe, flavours, where.at("expect"))
     on_machines = _machine_expectations(table.get(EXPECT_ON, {}), probe, flavours,
                                         where.at(EXPECT_ON), context)
-    return ProbeStep(index, phase, name, flavours, args, expectations, on_machines)
+    reset = _time(table["reset-clock"], where.at("reset-clock")) if "reset-clock" in table else None
+    return ProbeStep(index, phase, name, flavours, args, expectations, on_machines, reset_clock=reset)
 
 
 def _machine_expectations(
@@ -554,6 +585,28 @@ def _set_clock_step(
     return SetClockStep(index, seconds, str(via))
 
 
+def _hwclock_step(
+    table: Mapping[str, object], index: int, where: _Where, context: _Context
+) -> HwclockStep:
+    seconds = _time(table["hwclock"], where.at("hwclock"))
+    if not RTC_MIN <= seconds <= RTC_MAX:
+        where.at("hwclock").fail(
+            f"{format_time(seconds)} is outside {format_time(RTC_MIN)}..{format_time(RTC_MAX)}, "
+            "what the emulated RTC holds; reach later times with a set-clock step"
+        )
+    return HwclockStep(index, seconds)
+
+
+WAIT_MAX = 3600
+
+
+def _wait_step(table: Mapping[str, object], index: int, where: _Where, context: _Context) -> WaitStep:
+    seconds = table["wait"]
+    if not is_number(seconds) or not 0 < seconds <= WAIT_MAX:  # type: ignore[operator]
+        where.at("wait").fail(f"expected a number of seconds in (0, {WAIT_MAX}], got {seconds!r}")
+    return WaitStep(index, seconds)  # type: ignore[arg-type]
+
+
 @dataclass(frozen=True)
 class ActionKind:
     keys: frozenset[str]
@@ -562,9 +615,12 @@ class ActionKind:
 
 ACTIONS: Mapping[str, ActionKind] = MappingProxyType(
     {
-        "probe": ActionKind(frozenset({"probe", "phase", "flavours", "args", "expect", EXPECT_ON}),
+        "probe": ActionKind(frozenset({"probe", "phase", "flavours", "args", "expect", EXPECT_ON,
+                                       "reset-clock"}),
                             _probe_step),
         "set-clock": ActionKind(frozenset({"set-clock", "via"}), _set_clock_step),
+        "hwclock": ActionKind(frozenset({"hwclock"}), _hwclock_step),
+        "wait": ActionKind(frozenset({"wait"}), _wait_step),
     }
 )
 
