@@ -1,0 +1,298 @@
+/* waits.h - what the waiting probes share (timers, mqueue, futex, timeouts).
+ *
+ * Each of those probes takes one argument, the target: the CLOCK_REALTIME
+ * instant its waits are due, as decimal seconds since the epoch
+ * ("2147483649"), as UTC text ("2038-01-19T03:14:09Z"), or as "+N" (N
+ * seconds from now; the default is "+2"). Absolute calls are armed for the
+ * target itself; relative calls for the delay from now to the target. The
+ * scenario places the clock (reset-clock) so that "now" is before
+ * 2038-01-19T03:14:08Z and the target after it.
+ *
+ * Every call runs at the same time in a child process of its own (so a
+ * process-wide timer, signal or alarm of one call cannot disturb another),
+ * writes its JSON lines into a pipe, and the parent prints them in table
+ * order. A child still waiting well after the target is killed and its call
+ * reported with "outcome":"killed: no wake-up ...".
+ *
+ * The measuring instruments are not the calls under test and do not depend
+ * on the flavour: elapsed time on CLOCK_MONOTONIC (seconds, microsecond
+ * digits) and the wake-up time ("woke", seconds since the epoch) read
+ * through the 64-bit time syscall even in the 32-bit time_t flavours.
+ *
+ * A .c file defines _GNU_SOURCE before including this header.
+ *
+ * Common fields: elapsed (s), woke (epoch s), delay (s, relative calls),
+ * tv_sec (what an absolute call passed, as the flavour's time_t holds it).
+ */
+#ifndef WAITS_H
+#define WAITS_H
+
+#include "probe.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define WAITS_FN static __attribute__((unused))
+#define WAITS_DEFAULT_DELAY 2
+#define WAITS_GRACE 5.0     /* seconds past the target before a child is killed */
+#define WAITS_MAX_CALLS 16
+#define WAITS_MAX_DELAY 600  /* a target further away is a mistake: refuse it */
+
+#ifdef PROBE_TIME32_SYSCALL
+/* The kernel's 32-bit time structs (include/vdso/time32.h and
+ * include/linux/time32.h), as the legacy syscalls take them. */
+struct old_timespec32 { int32_t tv_sec; int32_t tv_nsec; };
+struct old_itimerspec32 { struct old_timespec32 it_interval; struct old_timespec32 it_value; };
+struct old_timeval32 { int32_t tv_sec; int32_t tv_usec; };
+struct old_itimerval32 { struct old_timeval32 it_interval; struct old_timeval32 it_value; };
+#endif
+
+struct waits_target {
+	long long seconds;   /* the absolute target, CLOCK_REALTIME */
+	double delay;        /* from the probe's start to the target */
+};
+
+/* An instrument clock read as 64-bit seconds and nanoseconds, whatever the
+ * flavour's time_t: on a 32-bit ABI through clock_gettime64 (403). */
+WAITS_FN void waits_clock(clockid_t clock, long long *sec, long *nsec)
+{
+#if defined(__NR_clock_gettime64) && __SIZEOF_LONG__ == 4
+	struct { long long tv_sec; long long tv_nsec; } ts = { 0, 0 };
+
+	syscall(__NR_clock_gettime64, clock, &ts);
+	*sec = ts.tv_sec;
+	*nsec = (long)ts.tv_nsec;
+#else
+	struct timespec ts = { 0, 0 };
+
+	clock_gettime(clock, &ts);
+	*sec = (long long)ts.tv_sec;
+	*nsec = ts.tv_nsec;
+#endif
+}
+
+WAITS_FN double waits_monotonic(void)
+{
+	long long sec;
+	long nsec;
+
+	waits_clock(CLOCK_MONOTONIC, &sec, &nsec);
+	return (double)sec + nsec / 1e9;
+}
+
+WAITS_FN double waits_realtime(void)
+{
+	long long sec;
+	long nsec;
+
+	waits_clock(CLOCK_REALTIME, &sec, &nsec);
+	return (double)sec + nsec / 1e9;
+}
+
+/* A seconds field with microsecond digits: probe.h has integer and string
+ * fields only, and the line being built is on stdout. */
+WAITS_FN void waits_seconds(const char *key, double seconds)
+{
+	printf(",\"%s\":%.6f", key, seconds);
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (sandbox/timefmt.py). */
+WAITS_FN long long waits_days(long long y, unsigned m, unsigned d)
+{
+	long long era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+/* "2147483649", "2038-01-19T03:14:09Z" or "+2" -> absolute seconds. */
+WAITS_FN int waits_parse_time(const char *text, long long now, long long *out)
+{
+	long long y;
+	unsigned mo, d, h, mi, s;
+	char *end;
+	int n = 0;
+
+	if (text[0] == '+') {
+		errno = 0;
+		*out = now + strtoll(text + 1, &end, 10);
+		return text[1] != '\0' && *end == '\0' && errno == 0;
+	}
+	if (sscanf(text, "%lld-%2u-%2uT%2u:%2u:%2u%n", &y, &mo, &d, &h, &mi, &s, &n) == 6) {
+		if ((text[n] != '\0' && strcmp(text + n, "Z") != 0) || mo < 1 || mo > 12 || d < 1 ||
+		    d > 31 || h > 23 || mi > 59 || s > 59)
+			return 0;
+		*out = waits_days(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+		return 1;
+	}
+	errno = 0;
+	*out = strtoll(text, &end, 10);
+	return text[0] != '\0' && *end == '\0' && errno == 0;
+}
+
+/* The target from argv ("<probe> [target]"); a usage error (exit 2) when it
+ * is malformed or not in the future. */
+WAITS_FN struct waits_target waits_target(const char *probe, int argc, char **argv)
+{
+	struct waits_target t;
+	double now = waits_realtime();
+	char fallback[16];
+	const char *text = argc > 1 ? argv[1] : fallback;
+
+	snprintf(fallback, sizeof(fallback), "+%d", WAITS_DEFAULT_DELAY);
+	if (argc > 2)
+		probe_usage(probe, "usage: <probe> [target: seconds, YYYY-MM-DDTHH:MM:SSZ or +N]");
+	if (!waits_parse_time(text, (long long)now, &t.seconds))
+		probe_usage(probe, "target: expected seconds, YYYY-MM-DDTHH:MM:SSZ or +N");
+	t.delay = (double)t.seconds - now;
+	if (t.delay <= 0.01)
+		probe_usage(probe, "the target is not in the future (the probe arms waits for it)");
+	if (t.delay > WAITS_MAX_DELAY)
+		probe_usage(probe, "the target is more than 600 s away (is the clock set?)");
+	return t;
+}
+
+/* The relative timeout of a "relative" call: the delay, as a timespec of
+ * the flavour's time_t (small: it fits in 32 bits). */
+WAITS_FN struct timespec waits_relative(const struct waits_target *t)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)t->delay;
+	ts.tv_nsec = (long)((t->delay - (double)ts.tv_sec) * 1e9);
+	return ts;
+}
+
+/* The absolute target as the flavour's timespec: a 32-bit time_t cannot hold
+ * a time past 2038-01-19T03:14:07Z and wraps (to 1901), as it would in any
+ * program that computes "now + n" in time_t. */
+WAITS_FN struct timespec waits_absolute(const struct waits_target *t)
+{
+	struct timespec ts;
+
+	ts.tv_sec = (time_t)t->seconds;
+	ts.tv_nsec = 0;
+	return ts;
+}
+
+/* One line for a call that waited: errno when it failed (0: none), elapsed
+ * since `start` (monotonic), the wall clock at wake-up, and what an
+ * absolute call passed. Extra fields follow: the caller ends the line. */
+WAITS_FN void waits_line(const char *probe, const char *call, int err, double start)
+{
+	double elapsed = waits_monotonic() - start;
+
+	probe_begin(probe, call);
+	if (err)
+		probe_str("errno", probe_errname(err));
+	waits_seconds("elapsed", elapsed);
+	probe_i64("woke", (long long)waits_realtime());
+}
+
+/* A call that could not even be set up (mq_open, semget...): one line. */
+WAITS_FN void waits_setup_failed(const char *probe, const char *call, const char *what, int err)
+{
+	char text[128];
+
+	snprintf(text, sizeof(text), "setup %s: %s", what, probe_errname(err));
+	probe_begin(probe, call);
+	probe_str("outcome", text);
+	probe_end();
+}
+
+struct waits_call {
+	const char *name;
+	void (*run)(const char *probe, const struct waits_target *t);
+};
+
+/* Run every call at once, each in its child; print their lines in table
+ * order. Returns 0 (every call was attempted). */
+WAITS_FN int waits_run(const char *probe, const struct waits_call *calls, size_t n,
+                       const struct waits_target *t)
+{
+	pid_t pids[WAITS_MAX_CALLS];
+	int fds[WAITS_MAX_CALLS], status[WAITS_MAX_CALLS], done[WAITS_MAX_CALLS];
+	double give_up = waits_monotonic() + t->delay + WAITS_GRACE;
+	size_t i, left = n;
+	char buf[4096];
+	ssize_t got;
+
+	if (n > WAITS_MAX_CALLS)
+		probe_usage(probe, "too many calls");
+	fflush(stdout);
+	for (i = 0; i < n; i++) {
+		int p[2];
+
+		if (pipe(p) != 0) {
+			perror("pipe");
+			exit(1);
+		}
+		pids[i] = fork();
+		if (pids[i] < 0) {
+			perror("fork");
+			exit(1);
+		}
+		if (pids[i] == 0) {
+			close(p[0]);
+			dup2(p[1], STDOUT_FILENO);
+			close(p[1]);
+			calls[i].run(probe, t);
+			fflush(stdout);
+			_exit(0);
+		}
+		close(p[1]);
+		fds[i] = p[0];
+		done[i] = 0;
+		status[i] = 0;
+	}
+	while (left > 0 && waits_monotonic() < give_up) {
+		struct timespec nap = { 0, 20 * 1000 * 1000 };
+
+		for (i = 0; i < n; i++)
+			if (!done[i] && waitpid(pids[i], &status[i], WNOHANG) == pids[i]) {
+				done[i] = 1;
+				left--;
+			}
+		if (left > 0)
+			nanosleep(&nap, NULL);
+	}
+	for (i = 0; i < n; i++) {
+		int killed = !done[i];
+
+		if (killed) {
+			kill(pids[i], SIGKILL);
+			waitpid(pids[i], &status[i], 0);
+		}
+		while ((got = read(fds[i], buf, sizeof(buf))) > 0)
+			fwrite(buf, 1, (size_t)got, stdout);
+		close(fds[i]);
+		if (killed || !WIFEXITED(status[i]) || WEXITSTATUS(status[i]) != 0) {
+			probe_begin(probe, calls[i].name);
+			if (killed)
+				snprintf(buf, sizeof(buf), "killed: no wake-up %.0f s after the target",
+				         WAITS_GRACE);
+			else if (WIFSIGNALED(status[i]))
+				snprintf(buf, sizeof(buf), "died of signal %d", WTERMSIG(status[i]));
+			else
+				snprintf(buf, sizeof(buf), "exited %d", WEXITSTATUS(status[i]));
+			probe_str("outcome", buf);
+			probe_end();
+		}
+	}
+	fflush(stdout);
+	return 0;
+}
+
+#endif
