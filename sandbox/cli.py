@@ -17,7 +17,15 @@ from .machines import MACHINES, machine
 from .progress import say
 from .session import prepare
 
-DEMO_SCENARIOS = ("clock/rollover.toml",)
+DEMO_SCENARIOS = (  # one per subject: the whole matrix, before and after the rollover
+    "clock/rollover.toml",
+    "timers/armed-before-due-after.toml",
+    "mqueue/timeout-past-rollover.toml",
+    "futex/wait-across-rollover.toml",
+    "timeouts/relative-across-rollover.toml",
+    "ipc/after-rollover.toml",
+    "filetimes/ext4-128.toml",
+)
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR, EXIT_INFRA = 0, 1, 2, 3
 
 
