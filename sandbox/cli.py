@@ -68,6 +68,7 @@ def run_files(files: list[Path], machine_name: str, label: str) -> int:
         for checked in runs:
             for o in checked.record.observations:
                 out.write(json.dumps(o.to_record()) + "\n")
+    print("\n" + report.summary(runs))
     print(f"\nobservations (JSON lines): {observations}\nevidence: {results}")
     if any(c.infrastructure_failed for c in runs):
         return EXIT_INFRA

@@ -2,12 +2,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .evaluate import TIME_FIELDS, ScenarioResult
 from .observations import Observation
 from .runner import RunRecord
 from .scenario import Scenario
 from .timefmt import format_time
+
+if TYPE_CHECKING:  # check.py imports this module
+    from .check import Checked
 
 
 Cell = tuple[str, str, str]  # phase, flavour, "probe.call"
@@ -99,3 +103,15 @@ def failure_report(record: RunRecord, result: ScenarioResult | None) -> str:
                          f"expected {v.expected}, observed {v.observed}")
             lines.append(f"      guest command: {shells.get((v.step, v.flavour), '?')}")
     return "\n".join(lines + evidence_lines(record))
+
+
+def summary(runs: Sequence["Checked"]) -> str:
+    """One line per run: the scenario, the machine, the outcome, the verdicts."""
+    rows = []
+    for c in runs:
+        verdicts = c.result.verdicts if c.result else ()
+        passed = sum(v.passed for v in verdicts)
+        state = "PASSED" if c.passed else ("FAILED" if c.record.completed else c.record.outcome.upper())
+        rows.append([c.record.scenario, c.record.machine, state,
+                     f"{passed}/{len(verdicts)}", f"{c.record.boot_seconds:.1f}s"])
+    return render(["scenario", "machine", "result", "expectations", "boot"], rows)
