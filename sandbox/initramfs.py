@@ -30,12 +30,11 @@ from sandbox import cpio
 from sandbox.cpio import Entry
 from sandbox.deps import unpacked_package
 from sandbox.errors import InputError, SandboxError
-from sandbox.machines import MACHINES
+from sandbox.machines import FLAVOURS, MACHINES
 from sandbox.paths import ROOTFS, cache_dir
+from sandbox.probes import MANIFEST, Catalogue, load_catalogue
 from sandbox.progress import say, step
 
-MANIFEST = ROOTFS / "manifest.toml"
-ALL_FLAVOURS = ("time32-syscall", "time32-libc", "time64", "native64")
 _BUILDER_SOURCES = (Path(__file__), Path(cpio.__file__))
 _C_LOCALE = {**os.environ, "LC_ALL": "C"}
 
@@ -72,7 +71,7 @@ ARCHES: dict[str, ArchSpec] = {
         cc="gcc",
         cc_package="gcc",
         cflags32="-m32",
-        flavours=ALL_FLAVOURS,
+        flavours=FLAVOURS,
         tools_flavour="native64",
         static_libcs=(("", "libc6-dev"), ("-m32", "gcc-12-multilib")),
     ),
@@ -129,19 +128,6 @@ class HostBinary:
 
 
 @dataclass(frozen=True)
-class Probe:
-    name: str
-    calls: tuple[str, ...]
-    flavours: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Tool:
-    name: str
-    calls: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class Manifest:
     scripts: tuple[str, ...]
     dirs: tuple[str, ...]
@@ -150,8 +136,7 @@ class Manifest:
     tools_dir: str
     busybox: dict[str, Busybox]
     host_binaries: dict[str, tuple[HostBinary, ...]]
-    probes: dict[str, Probe]
-    tools: dict[str, Tool]
+    catalogue: Catalogue  # the probes and tools, read by sandbox/probes.py
 
 
 def _get(table: dict[str, Any], key: str, kind: type, where: str, default: Any = None) -> Any:
@@ -185,10 +170,8 @@ def _host_binaries(spec: object, where: str, path: Path) -> tuple[HostBinary, ..
 
 def load_manifest(path: Path = MANIFEST) -> Manifest:
     """Parse and check rootfs/manifest.toml; InputError names the bad key."""
-    try:
-        data = tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise SandboxError(f"{path}: {exc}") from exc
+    catalogue = load_catalogue(path)
+    data = tomllib.loads(path.read_text())
 
     init = _get(data, "initramfs", dict, "")
     devices = []
@@ -210,17 +193,7 @@ def load_manifest(path: Path = MANIFEST) -> Manifest:
     host_binaries = {arch: _host_binaries(spec, f"host-binaries.{arch}", path)
                      for arch, spec in _get(data, "host-binaries", dict, "", {}).items()}
 
-    probes = {}
-    for name, spec in _get(data, "probe", dict, "").items():
-        where = f"probe.{name}"
-        flavours = _strings(spec, "flavours", where, list(ALL_FLAVOURS))
-        unknown = sorted(set(flavours) - set(ALL_FLAVOURS))
-        if unknown:
-            raise InputError(str(path), f"{where}.flavours", f"unknown flavour(s) {unknown}; known: {list(ALL_FLAVOURS)}")
-        probes[name] = Probe(name, _strings(spec, "calls", where), flavours)
-    tools = {name: Tool(name, _strings(spec, "calls", f"tool.{name}", []))
-             for name, spec in _get(data, "tool", dict, "", {}).items()}
-    for name in [*probes, *tools]:
+    for name in [*catalogue.names(), *catalogue.tools]:
         if not (ROOTFS / "probes" / f"{name}.c").is_file():
             raise InputError(str(path), name, f"no source rootfs/probes/{name}.c")
 
@@ -232,8 +205,7 @@ def load_manifest(path: Path = MANIFEST) -> Manifest:
         tools_dir=_get(init, "tools_dir", str, "initramfs"),
         busybox=busybox,
         host_binaries=host_binaries,
-        probes=probes,
-        tools=tools,
+        catalogue=catalogue,
     )
 
 
@@ -394,8 +366,8 @@ def _make_probes(inputs: _Inputs, out: Path, log: Path) -> None:
         f"CFLAGS32={arch.cflags32}",
         f"FLAVOURS={' '.join(arch.flavours)}",
         f"TOOLS_FLAVOUR={arch.tools_flavour}",
-        f"PROBES={' '.join(manifest.probes)}",
-        f"TOOLS={' '.join(manifest.tools)}",
+        f"PROBES={' '.join(manifest.catalogue.names())}",
+        f"TOOLS={' '.join(manifest.catalogue.tools)}",
     ]
     result = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=_C_LOCALE, check=False)
@@ -442,14 +414,14 @@ def _entries(inputs: _Inputs, key: str, built: Path) -> list[Entry]:
     applets = ["bin/sh", *(a for a in _busybox_applets(inputs.busybox.path) if a != "bin/sh")]
     entries += [Entry.symlink(a, "/bin/busybox") for a in applets if a not in taken]
 
-    for probe in manifest.probes.values():
+    for probe in manifest.catalogue.probes:
         for flavour in arch.flavours:
             if flavour in probe.flavours:
                 data = _binary(built / flavour / probe.name)
                 entries.append(Entry.file(f"{manifest.probes_dir}/{flavour}/{probe.name}", data, 0o755))
-    for tool in manifest.tools.values():
-        data = _binary(built / "tools" / tool.name)
-        entries.append(Entry.file(f"{manifest.tools_dir}/{tool.name}", data, 0o755))
+    for tool in manifest.catalogue.tools:
+        data = _binary(built / "tools" / tool)
+        entries.append(Entry.file(f"{manifest.tools_dir}/{tool}", data, 0o755))
 
     info = f"arch={arch.name}\nkey={key}\n".encode()
     entries.append(Entry.file("etc/y2038-initramfs", info))

@@ -18,10 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.errors import InputError
+from sandbox.machines import FLAVOURS
 from sandbox.paths import ROOTFS
-
-FLAVOURS: tuple[str, ...] = ("time32-syscall", "time32-libc", "time64", "native64")
-"""Every binary flavour, old to new (see DESIGN.md, "Binary flavours")."""
 
 MANIFEST = ROOTFS / "manifest.toml"
 
@@ -60,11 +58,10 @@ def _probe(name: str, table: object, file: str) -> ProbeInfo:
     key = f"probe.{name}"
     if not isinstance(table, dict):
         raise InputError(file, key, "expected a table")
-    for field in ("calls", "flavours"):
-        if field not in table:
-            raise InputError(file, f"{key}.{field}", "missing (required)")
+    if "calls" not in table:
+        raise InputError(file, f"{key}.calls", "missing (required)")
     calls = _string_list(table["calls"], file, f"{key}.calls", None)
-    flavours = _string_list(table["flavours"], file, f"{key}.flavours", FLAVOURS)
+    flavours = _string_list(table.get("flavours", list(FLAVOURS)), file, f"{key}.flavours", FLAVOURS)
     return ProbeInfo(name=name, calls=calls, flavours=flavours)
 
 
