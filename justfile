@@ -48,3 +48,8 @@ validate *files:
 # Build, boot and demo timings, printed as figures.
 bench:
     {{sandbox}} bench
+
+# Check kernel-series/ patch by patch: checkpatch --strict, git am, incremental
+# build (default x86_64; add --machine i386 --machine armhf for the others).
+check-series *args:
+    {{sandbox}} check-series {{args}}

@@ -13,15 +13,17 @@ from typing import Any, Iterator
 
 import pytest
 
-from sandbox import paths, report, suite
+from sandbox import kunit, ktap, paths, report, suite
 from sandbox.check import Checked, check
 from sandbox.errors import SandboxError
 from sandbox.machines import machine
 from sandbox.scenario import Scenario
 from sandbox.session import Prepared, prepare
+from sandbox.variants import DEFAULT as DEFAULT_VARIANT
 
 RESULTS_KEY = pytest.StashKey[Path]()
-PREPARED_KEY = pytest.StashKey[dict[str, Prepared]]()
+KTAP_KEY = pytest.StashKey[dict[str, "ktap.Document | None"]]()
+PREPARED_KEY = pytest.StashKey[dict[tuple[str, str], Prepared]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -37,6 +39,7 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["Y2038_SESSION_RESULTS"] = str(results)
     config.stash[RESULTS_KEY] = results
     config.stash[PREPARED_KEY] = {}
+    config.stash[KTAP_KEY] = {}
     if not config.option.xmlpath:
         config.option.xmlpath = str(results / "junit.xml")
 
@@ -51,18 +54,39 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
-def prepared_machine(config: pytest.Config, name: str) -> Prepared:
-    """Kernel, initramfs and accelerator for a machine, once per session."""
+def prepared_machine(config: pytest.Config, name: str, variant: str = DEFAULT_VARIANT) -> Prepared:
+    """Kernel (of this variant), initramfs and accelerator for a machine, once per session."""
     cache = config.stash[PREPARED_KEY]
-    if name not in cache:
-        cache[name] = prepare(machine(name))
-    return cache[name]
+    if (name, variant) not in cache:
+        cache[name, variant] = prepare(machine(name), variant)
+    return cache[name, variant]
 
 
 @pytest.fixture
 def y2038_prepared(request: pytest.FixtureRequest) -> Any:
-    """A function: machine name -> Prepared (built or reused from the cache)."""
-    return lambda name="x86_64": prepared_machine(request.config, name)
+    """A function: machine name (and kernel variant) -> Prepared (built or reused from the cache)."""
+    return lambda name="x86_64", variant=DEFAULT_VARIANT: prepared_machine(request.config, name, variant)
+
+
+def ktap_document(config: pytest.Config, name: str) -> ktap.Document | None:
+    """The KTAP the series kernel's KUnit printed when booting a machine, once per session."""
+    cache = config.stash[KTAP_KEY]
+    if name not in cache:
+        evidence = config.stash[RESULTS_KEY] / "kunit" / name
+        cache[name] = kunit.boot_and_parse(prepared_machine(config, name), evidence)
+    return cache[name]
+
+
+@pytest.fixture
+def y2038_ktap(request: pytest.FixtureRequest) -> Any:
+    """A function: machine name -> its KUnit run at boot (sandbox.ktap.Document or None)."""
+    wanted = request.config.getoption("machine")
+
+    def document(name: str) -> ktap.Document | None:
+        if wanted and name not in wanted:
+            pytest.skip(f"--machine leaves out {name}")
+        return ktap_document(request.config, name)
+    return document
 
 
 @pytest.fixture
@@ -97,7 +121,7 @@ class ScenarioItem(pytest.Item):
         self.scenario = scenario
 
     def runtest(self) -> None:
-        prepared = prepared_machine(self.config, self.name)
+        prepared = prepared_machine(self.config, self.name, self.scenario.kernel)
         folder = self.scenario.name.replace("/", "-")
         evidence = self.config.stash[RESULTS_KEY] / folder / self.name
         checked: Checked = check(prepared, self.scenario, evidence)

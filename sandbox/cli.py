@@ -8,14 +8,15 @@ import json
 import sys
 from pathlib import Path
 
-from . import deps, paths, report, suite
+from . import deps, paths, report, series_check, suite
 from .check import Checked, check
 from .errors import SandboxError
 from .initramfs import build_initramfs
 from .kernel import KernelRequest, build_kernel
 from .machines import MACHINES, machine
 from .progress import say
-from .session import prepare
+from .session import Prepared, prepare
+from .variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
 
 DEMO_SCENARIOS = (  # one per subject: the whole matrix, before and after the rollover
     "clock/rollover.toml",
@@ -40,6 +41,17 @@ def cmd_kernel(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
+def cmd_check_series(args: argparse.Namespace) -> int:
+    """Each patch of kernel-series/: checkpatch --strict, git am, incremental build."""
+    failed = False
+    for name in args.machines or ["x86_64"]:
+        target = machine(name)
+        results = series_check.check_series(target)
+        print(series_check.report(target, results))
+        failed = failed or not results or not all(r.ok for r in results)
+    return EXIT_FAILED if failed else EXIT_PASSED
+
+
 def cmd_initramfs(args: argparse.Namespace) -> int:
     print(build_initramfs(args.machine).path)
     return EXIT_PASSED
@@ -49,17 +61,20 @@ def run_files(files: list[Path], machine_name: str, label: str) -> int:
     """Validate every file first, then boot once per scenario; print the matrix."""
     probes = suite.catalogue()
     scenarios = [suite.load(f, probes) for f in files]  # bad input stops before any boot
-    prepared = prepare(machine(machine_name))
+    prepared_by_variant: dict[str, Prepared] = {}
     results = paths.new_results_dir(label)
     runs: list[Checked] = []
     for scenario in scenarios:
         if machine_name not in scenario.machines:
             say(f"{scenario.name}: not for {machine_name}, skipped")
             continue
+        if scenario.kernel not in prepared_by_variant:
+            prepared_by_variant[scenario.kernel] = prepare(machine(machine_name), scenario.kernel)
+        prepared = prepared_by_variant[scenario.kernel]
         say(f"running {scenario.name} on {machine_name} ({prepared.accel.name})")
         checked = check(prepared, scenario, results / scenario.name.replace("/", "-") / machine_name)
         runs.append(checked)
-        print(f"\n{scenario.title}  [{scenario.name}, {machine_name}, "
+        print(f"\n{scenario.title}  [{scenario.name}, {machine_name}, kernel {scenario.kernel}, "
               f"accel {prepared.accel.name}, boot {checked.record.boot_seconds:.1f}s]")
         print(report.phase_tables(checked.record, scenario, checked.result))
         print("PASSED" if checked.passed else report.failure_report(checked.record, checked.result))
@@ -115,7 +130,11 @@ def parser() -> argparse.ArgumentParser:
 
     verb("deps", cmd_deps, "install the Debian packages the sandbox needs")
     k = with_machine(verb("kernel", cmd_kernel, "build (or reuse) a kernel"))
-    k.add_argument("--variant", default="series", choices=["series", "pristine"])
+    k.add_argument("--variant", default=DEFAULT_VARIANT, choices=sorted(VARIANTS))
+    c = verb("check-series", cmd_check_series,
+             "check kernel-series/ patch by patch: checkpatch --strict, git am, build")
+    c.add_argument("--machine", dest="machines", action="append", choices=sorted(MACHINES),
+                   help="build for this machine (repeatable; default x86_64)")
     with_machine(verb("initramfs", cmd_initramfs, "build (or reuse) the initramfs"))
     r = with_machine(verb("run", cmd_run, "run scenario files (default: all)"))
     r.add_argument("scenarios", nargs="*")

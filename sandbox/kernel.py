@@ -18,6 +18,7 @@ from .kernel_source import Series, baseline_tree, checkout, debian_version, read
 from .machines import Machine
 from .progress import say, step
 from .runcmd import run
+from .variants import VARIANTS, Variant
 
 # Bump when the way a kernel is built changes, so old cache entries are not reused.
 RECIPE = "1"
@@ -31,7 +32,7 @@ REPRODUCIBLE_ENV = {
 @dataclass(frozen=True)
 class KernelRequest:
     machine: Machine
-    variant: str = "series"  # "series" applies kernel-series/series, "pristine" does not
+    variant: str = "series"  # a name in sandbox/variants.py VARIANTS
     fragments: tuple[str, ...] = ()  # extra fragment names under kernel-series/config/
 
 
@@ -45,9 +46,18 @@ class KernelArtifact:
     info: dict[str, object]
 
 
+def variant_of(request: KernelRequest) -> Variant:
+    try:
+        return VARIANTS[request.variant]
+    except KeyError:
+        raise SandboxError(f"unknown kernel variant '{request.variant}' "
+                           f"(known: {', '.join(VARIANTS)})") from None
+
+
 def fragment_paths(request: KernelRequest) -> list[Path]:
     folder = paths.KERNEL_SERIES / "config"
-    names = ("common.config", request.machine.config_fragment, *request.fragments)
+    names = ("common.config", request.machine.config_fragment,
+             *variant_of(request).fragments, *request.fragments)
     missing = [n for n in names if not (folder / n).is_file()]
     if missing:
         raise SandboxError(f"missing config fragment(s) in {folder}: {', '.join(missing)}")
@@ -55,7 +65,7 @@ def fragment_paths(request: KernelRequest) -> list[Path]:
 
 
 def _series_for(request: KernelRequest) -> Series:
-    return read_series() if request.variant == "series" else Series(())
+    return read_series() if variant_of(request).series else Series(())
 
 
 def cache_key(version: str, request: KernelRequest) -> str:
@@ -95,17 +105,25 @@ def _make(tree: Path, build: Path, machine: Machine, *targets: str, log: Path,
 
 
 def configure(tree: Path, build: Path, request: KernelRequest, log: Path,
-              ccache: bool = True) -> None:
-    """tinyconfig, then the fragments in order, then olddefconfig, then check."""
+              ccache: bool = True, require: bool = True) -> list[kconfig.Mismatch]:
+    """tinyconfig, then the fragments in order, then olddefconfig, then check.
+    require=False returns the options that did not hold instead of failing
+    (sandbox/series_check.py: options appear patch by patch)."""
     machine, fragments = request.machine, fragment_paths(request)
     _make(tree, build, machine, "tinyconfig", log=log, ccache=ccache)
     run([str(tree / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(build),
          str(build / ".config"), *map(str, fragments)], cwd=build, log=log)
     _make(tree, build, machine, "olddefconfig", log=log, ccache=ccache)
     lost = kconfig.mismatches(kconfig.parse_fragments(fragments), (build / ".config").read_text())
-    if lost:
+    if lost and require:
         listing = "; ".join(map(str, lost))
         raise SandboxError(f"{len(lost)} requested option(s) did not survive olddefconfig: {listing}")
+    return lost
+
+
+def make_image(tree: Path, build: Path, machine: Machine, log: Path) -> None:
+    """make the machine's targets (incremental in an existing build folder)."""
+    _make(tree, build, machine, *machine.make_targets, log=log)
 
 
 def source_for(request: KernelRequest, version: str) -> tuple[Path, str]:

@@ -15,7 +15,7 @@ from .disks import Disk, mount_shell, prepare_images
 from .machines import Machine
 from .observations import Observation, parse_probe_output
 from .qemu import BootRequest, Guest, GuestDied, GuestHung
-from .scenario import HwclockStep, ProbeStep, Scenario, SetClockStep, Step, WaitStep
+from .scenario import HwclockStep, ProbeStep, Scenario, SetClockStep, Step, SysctlStep, WaitStep
 from .timefmt import format_time
 
 BOOT_SECONDS = 60.0  # boot-to-agent-ready, within the scenario's deadline
@@ -105,11 +105,23 @@ def _wait_commands(step: WaitStep, tools_flavour: str) -> list[GuestCommand]:
                          f"/tools/clockstep wait {step.seconds:g}", True)]
 
 
+def _sysctl_commands(step: SysctlStep, tools_flavour: str) -> list[GuestCommand]:
+    """Write the setting, then read it back as one observation line:
+    {"probe":"sysctl","flavour":...,"call":"sysctl","name":...,"value":...}.
+    The parser allowed only [A-Za-z0-9_.:+-] in both, so no JSON escaping."""
+    line = (f'{{"probe":"sysctl","flavour":"{tools_flavour}","call":"sysctl",'
+            f'"name":"{step.name}","value":"%s"}}\\n')
+    shell = (f"printf '%s\\n' {shlex.quote(step.value)} > {step.path}"
+             f" && printf '{line}' \"$(cat {step.path})\"")
+    return [GuestCommand(step.index, f"step{step.index}-sysctl", "sysctl", tools_flavour, shell, True)]
+
+
 PLANNERS: dict[type, Callable[..., list[GuestCommand]]] = {
     ProbeStep: _probe_commands,
     SetClockStep: _set_clock_commands,
     HwclockStep: _hwclock_commands,
     WaitStep: _wait_commands,
+    SysctlStep: _sysctl_commands,
 }
 
 
@@ -135,7 +147,7 @@ def run_scenario(scenario: Scenario, machine: Machine, kernel: Path, initramfs: 
     evidence.mkdir(parents=True, exist_ok=True)
     disks = prepare_images(scenario.disks, evidence)  # mkfs on the host, cached
     request = BootRequest(machine, kernel, initramfs, format_time(scenario.rtc), accel, evidence,
-                          disks=disks)
+                          append=scenario.kernel_args, disks=disks)
     commands = (mount_commands(scenario.disks)
                 + plan(scenario.steps, scenario.machines[machine.name], machine.tools_flavour))
     deadline = Deadline(float(scenario.timeout))

@@ -24,6 +24,13 @@ A probe step's reset-clock = <time> sets the clock (settimeofday) right
 before each of its flavours runs, so every flavour starts from the same
 instant: how timers and timeouts armed just before 2038 are compared.
 
+A sysctl step writes a kernel setting: sysctl = "kernel.time32_syscalls",
+value = "deny" (/proc/sys/kernel/time32_syscalls; must succeed).
+
+The kernel: top-level kernel = "series" | "pristine" | "strict" names the
+variant (sandbox/variants.py; default "series"), and kernel-args = [...]
+adds words to its command line (e.g. "rtc_core.hctosys_beyond_2038=1").
+
 Where a machine behaves differently, a probe step says so explicitly:
 [step.expect-on.<machine>.<flavour>] has the shape of [step.expect.<flavour>]
 and, on that machine only, replaces the step's expectations for each call it
@@ -47,6 +54,7 @@ from sandbox.errors import InputError
 from sandbox.paths import REPO
 from sandbox.probes import Catalogue, ProbeInfo
 from sandbox.timefmt import ROLLOVER, UINT32_SPAN, format_time, parse_time, seconds_from_datetime
+from sandbox.variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
 
 Value = int | float | str
 """A value a probe reports for a field."""
@@ -342,7 +350,21 @@ class WaitStep:
     kind: ClassVar[str] = "wait"
 
 
-Step = ProbeStep | SetClockStep | HwclockStep | WaitStep
+@dataclass(frozen=True)
+class SysctlStep:
+    """Write `value` to the kernel setting `name` (dotted, as sysctl(8) spells it)."""
+
+    index: int
+    name: str
+    value: str
+    kind: ClassVar[str] = "sysctl"
+
+    @property
+    def path(self) -> str:
+        return "/proc/sys/" + self.name.replace(".", "/")
+
+
+Step = ProbeStep | SetClockStep | HwclockStep | WaitStep | SysctlStep
 
 
 @dataclass(frozen=True)
@@ -356,6 +378,8 @@ class Scenario:
     description: str = ""
     timeout: Number = DEFAULT_TIMEOUT
     disks: tuple[Disk, ...] = ()  # [[disk]]: attached and mounted before the steps run
+    kernel: str = DEFAULT_VARIANT  # the kernel variant (sandbox/variants.py)
+    kernel_args: tuple[str, ...] = ()  # added to the kernel command line
 
     @property
     def probe_steps(self) -> tuple[ProbeStep, ...]:
@@ -607,6 +631,21 @@ def _wait_step(table: Mapping[str, object], index: int, where: _Where, context: 
     return WaitStep(index, seconds)  # type: ignore[arg-type]
 
 
+_SYSCTL_NAME_RE = re.compile(r"[a-z0-9_]+(\.[a-z0-9_]+)+")
+_SYSCTL_VALUE_RE = re.compile(r"[A-Za-z0-9_.:+-]+")
+
+
+def _sysctl_step(table: Mapping[str, object], index: int, where: _Where, context: _Context) -> SysctlStep:
+    name = _string(table["sysctl"], where.at("sysctl"))
+    if not _SYSCTL_NAME_RE.fullmatch(name):
+        where.at("sysctl").fail(f"'{name}' is not a sysctl name such as \"kernel.time32_syscalls\"")
+    raw = _require(table, "value", where)
+    value = str(raw) if is_number(raw) else _string(raw, where.at("value"))
+    if not _SYSCTL_VALUE_RE.fullmatch(value):
+        where.at("value").fail(f"{value!r}: one word of letters, digits and '_.:+-'")
+    return SysctlStep(index, name, value)
+
+
 @dataclass(frozen=True)
 class ActionKind:
     keys: frozenset[str]
@@ -621,6 +660,7 @@ ACTIONS: Mapping[str, ActionKind] = MappingProxyType(
         "set-clock": ActionKind(frozenset({"set-clock", "via"}), _set_clock_step),
         "hwclock": ActionKind(frozenset({"hwclock"}), _hwclock_step),
         "wait": ActionKind(frozenset({"wait"}), _wait_step),
+        "sysctl": ActionKind(frozenset({"sysctl", "value"}), _sysctl_step),
     }
 )
 
@@ -660,7 +700,24 @@ def _steps(raw: object, where: _Where, context: _Context) -> tuple[Step, ...]:
 # --------------------------------------------------------------------------
 # The top level.
 
-TOP_KEYS = frozenset({"title", "description", "machines", "rtc", "timeout", "disk", "step"})
+TOP_KEYS = frozenset({"title", "description", "machines", "rtc", "timeout", "disk", "step",
+                      "kernel", "kernel-args"})
+_KERNEL_ARG_RE = re.compile(r"[A-Za-z0-9_.-]+(=[^\s\"']*)?")
+
+
+def _kernel(raw: object, where: _Where) -> str:
+    variant = _string(raw, where)
+    if variant not in VARIANTS:
+        where.fail(f"unknown kernel variant '{variant}' (known: {', '.join(VARIANTS)})")
+    return variant
+
+
+def _kernel_args(raw: object, where: _Where) -> tuple[str, ...]:
+    args = _args(raw, where)
+    for index, arg in enumerate(args):
+        if not _KERNEL_ARG_RE.fullmatch(arg):
+            where.item(index).fail(f"{arg!r} is not one kernel parameter (name or name=value, no spaces)")
+    return args
 
 
 def _rtc(raw: object, where: _Where) -> int:
@@ -718,6 +775,8 @@ def parse_scenario(
     chosen = _machines(document.get("machines", list(machines)), where.at("machines"), machines)
     timeout = _timeout(document.get("timeout", DEFAULT_TIMEOUT), where.at("timeout"))
     disks = parse_disks(document.get("disk", []), file)
+    kernel = _kernel(document.get("kernel", DEFAULT_VARIANT), where.at("kernel"))
+    kernel_args = _kernel_args(document.get("kernel-args", []), where.at("kernel-args"))
     context = _Context(catalogue, chosen)
     steps = _steps(_require(document, "step", where), where.at("step"), context)
     return Scenario(
@@ -730,6 +789,8 @@ def parse_scenario(
         description=description,
         timeout=timeout,
         disks=disks,
+        kernel=kernel,
+        kernel_args=kernel_args,
     )
 
 

@@ -1,0 +1,73 @@
+"""Every probe, in every flavour, answers the same on the strict kernel
+(COMPAT_32BIT_TIME=n) as on the series kernel booted with
+sysctl.kernel.time32_syscalls=deny: the runtime policy is the compiled-out
+kernel, call for call (docs/kernel-series.md, patches 0002-0006).
+
+Compared per (probe, flavour, call): the outcome (the errno, the signal that
+killed a child, "skipped", or "ok"), not the values, which hold times. The
+only calls left out are the policy's own traces, time32's `status` and
+`kmsg`, which a kernel without the policy cannot have (scenarios/kernel/
+time32-deny.toml and time32-strict.toml check those).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from sandbox import suite
+from sandbox.check import check
+from sandbox.machines import MACHINES
+from sandbox.observations import Observation
+from sandbox.scenario import ProbeStep, Scenario
+from sandbox.session import Prepared
+from sandbox.timefmt import parse_time
+
+# Probes that need an argument: waits get a target 2 s ahead, filetimes a
+# folder (tmpfs) and a time that still fits in 32 bits.
+ARGS = {"timers": ("+2",), "futex": ("+2",), "mqueue": ("+2",), "timeouts": ("+2",),
+        "filetimes": ("/tmp", "2038-01-19T03:14:07Z")}
+POLICY_TRACES = {("time32", "status"), ("time32", "kmsg")}
+DENY = "sysctl.kernel.time32_syscalls=deny"
+
+
+def every_probe(machine_name: str, variant: str, kernel_args: tuple[str, ...]) -> Scenario:
+    flavours = MACHINES[machine_name].flavours
+    steps = tuple(
+        ProbeStep(index, probe.name, probe.name,
+                  tuple(f for f in probe.flavours if f in flavours), ARGS.get(probe.name, ()))
+        for index, probe in enumerate(suite.catalogue().probes))
+    return Scenario(file=__file__, name=f"kernel/every-probe-{variant}", title="every probe",
+                    rtc=parse_time("2038-01-19T03:13:50Z"), machines={machine_name: flavours},
+                    steps=steps, timeout=600, kernel=variant, kernel_args=kernel_args)
+
+
+def outcome(observation: Observation) -> str:
+    if observation.errno:
+        return observation.errno
+    for field in ("signal", "skipped"):
+        if field in observation.values:
+            return f"{field}: {observation.values[field]}"
+    return "ok"
+
+
+def outcomes(observations: tuple[Observation, ...]) -> dict[tuple[str, str, str], str]:
+    return {(o.probe, o.flavour, o.call): outcome(o) for o in observations
+            if (o.probe, o.call) not in POLICY_TRACES}
+
+
+@pytest.mark.parametrize("machine_name", list(MACHINES))
+def test_strict_kernel_matches_deny(machine_name: str, y2038_prepared: Callable[..., Prepared],
+                                    y2038_evidence: Path) -> None:
+    runs = {}
+    for variant, args in (("series", (DENY,)), ("strict", ())):
+        scenario = every_probe(machine_name, variant, args)
+        checked = check(y2038_prepared(machine_name, variant), scenario, y2038_evidence / variant)
+        assert checked.record.completed, f"{variant}: {checked.record.outcome} {checked.record.detail}"
+        runs[variant] = outcomes(checked.record.observations)
+    deny, strict = runs["series"], runs["strict"]
+    assert deny, "no observations"
+    differ = {key: (deny.get(key), strict.get(key)) for key in deny.keys() | strict.keys()
+              if deny.get(key) != strict.get(key)}
+    assert not differ, "\n".join(f"{k}: deny {d}, strict {s}" for k, (d, s) in sorted(differ.items()))

@@ -1,0 +1,142 @@
+"""Kernel variants: what a scenario may ask of its kernel, and what gets built."""
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sandbox import paths
+from sandbox.errors import InputError, SandboxError
+from sandbox.kernel import KernelRequest, cache_key, fragment_paths
+from sandbox.machines import MACHINES
+from sandbox.probes import FLAVOURS, parse_catalogue
+from sandbox.runner import plan
+from sandbox.scenario import Scenario, SysctlStep, parse_scenario
+from sandbox.variants import VARIANTS
+
+FILE = "scenarios/kernel/case.toml"
+CATALOGUE = parse_catalogue("""\
+[initramfs]
+scripts = ["init"]
+
+[probe.clock]
+calls = ["time"]
+flavours = ["time32-syscall", "time32-libc", "time64", "native64"]
+""", "rootfs/manifest.toml")
+STEP = """
+[[step]]
+phase = "p"
+probe = "clock"
+"""
+
+
+def parse(head: str, steps: str = STEP) -> Scenario:
+    text = 'title = "t"\nrtc = "2038-01-19T03:13:50Z"\n' + textwrap.dedent(head) + steps
+    return parse_scenario(text, FILE, CATALOGUE, {"x86_64": FLAVOURS})
+
+
+# --- the scenario keys ---------------------------------------------------------
+def test_a_scenario_runs_on_the_series_kernel_with_no_extra_arguments_by_default() -> None:
+    scenario = parse("")
+    assert (scenario.kernel, scenario.kernel_args) == ("series", ())
+
+
+def test_kernel_and_kernel_args_are_read() -> None:
+    scenario = parse('kernel = "pristine"\nkernel-args = ["rtc_core.hctosys_beyond_2038=1", "quiet"]\n')
+    assert scenario.kernel == "pristine"
+    assert scenario.kernel_args == ("rtc_core.hctosys_beyond_2038=1", "quiet")
+
+
+@pytest.mark.parametrize("head, key, message", [
+    ('kernel = "mainline"\n', "kernel", "unknown kernel variant 'mainline' (known: series, pristine, strict)"),
+    ("kernel = 1\n", "kernel", "expected a string"),
+    ('kernel-args = "quiet"\n', "kernel-args", "expected a list of strings"),
+    ('kernel-args = ["a b"]\n', "kernel-args[0]", "not one kernel parameter"),
+    ('kernel-args = ["x=\\"y\\""]\n', "kernel-args[0]", "not one kernel parameter"),
+])
+def test_bad_kernel_keys_name_file_and_key(head: str, key: str, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse(head)
+    assert str(caught.value).startswith(f"{FILE}: {key}: ")
+    assert message in str(caught.value)
+
+
+# --- the sysctl step -------------------------------------------------------------
+SYSCTL = """
+[[step]]
+sysctl = "kernel.time32_syscalls"
+value = "deny"
+""" + STEP
+
+
+def test_a_sysctl_step_is_parsed_and_planned_as_a_write_then_a_read() -> None:
+    scenario = parse("", SYSCTL)
+    step = scenario.steps[0]
+    assert step == SysctlStep(0, "kernel.time32_syscalls", "deny")
+    assert step.path == "/proc/sys/kernel/time32_syscalls"
+    command = plan(scenario.steps, FLAVOURS, "native64")[0]
+    assert command.must_succeed and command.phase == "step0-sysctl"
+    assert command.shell.startswith("printf '%s\\n' deny > /proc/sys/kernel/time32_syscalls && ")
+    assert '"name":"kernel.time32_syscalls"' in command.shell
+
+
+def test_a_number_value_is_written_as_its_digits() -> None:
+    step = parse("", SYSCTL.replace('"deny"', "1")).steps[0]
+    assert step.value == "1"
+
+
+@pytest.mark.parametrize("old, new, key, message", [
+    ('"kernel.time32_syscalls"', '"time32_syscalls"', "step[0].sysctl", "is not a sysctl name"),
+    ('"kernel.time32_syscalls"', '"../../etc/x"', "step[0].sysctl", "is not a sysctl name"),
+    ('"deny"', '"deny; reboot"', "step[0].value", "one word"),
+    ('value = "deny"', 'val = "deny"', "step[0].val", "unknown key 'val'"),
+    ('value = "deny"', "", "step[0].value", "missing (required)"),
+])
+def test_bad_sysctl_steps(old: str, new: str, key: str, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse("", SYSCTL.replace(old, new))
+    assert str(caught.value).startswith(f"{FILE}: {key}: ")
+    assert message in str(caught.value)
+
+
+# --- what each variant builds -----------------------------------------------------
+@pytest.fixture
+def series(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "kernel-series"
+    shutil.copytree(paths.KERNEL_SERIES / "config", folder / "config")
+    (folder / "0001-a.patch").write_text("From: x\nSubject: [PATCH] a\n")
+    (folder / "series").write_text("0001-a.patch\n")
+    monkeypatch.setattr(paths, "KERNEL_SERIES", folder)
+    return folder
+
+
+def names(variant: str) -> list[str]:
+    return [p.name for p in fragment_paths(KernelRequest(MACHINES["i386"], variant))]
+
+
+def test_each_variant_adds_its_fragments_after_common_and_machine(series: Path) -> None:
+    assert names("pristine") == ["common.config", "i386.config"]
+    assert names("series") == ["common.config", "i386.config", "series.config", "kunit.config"]
+    assert names("strict") == ["common.config", "i386.config", "strict.config"]
+
+
+def test_strict_turns_off_what_common_turns_on(series: Path) -> None:
+    strict = (series / "config" / "strict.config").read_text()
+    assert "# CONFIG_COMPAT_32BIT_TIME is not set" in strict.splitlines()
+    assert "CONFIG_COMPAT_32BIT_TIME=y" in (series / "config" / "common.config").read_text()
+
+
+def test_variants_differ_in_key_and_pristine_ignores_the_series(series: Path) -> None:
+    keys = {v: cache_key("6.1.192-3", KernelRequest(MACHINES["armhf"], v)) for v in VARIANTS}
+    assert len(set(keys.values())) == len(VARIANTS)
+    pristine = keys["pristine"]
+    (series / "0001-a.patch").write_text("From: x\nSubject: [PATCH] b\n")
+    assert cache_key("6.1.192-3", KernelRequest(MACHINES["armhf"], "pristine")) == pristine
+    assert cache_key("6.1.192-3", KernelRequest(MACHINES["armhf"], "series")) != keys["series"]
+
+
+def test_an_unknown_variant_is_refused(series: Path) -> None:
+    with pytest.raises(SandboxError, match="unknown kernel variant 'mainline'"):
+        names("mainline")

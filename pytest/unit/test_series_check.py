@@ -1,0 +1,45 @@
+"""sandbox/series_check.py: the pure parts (the check itself builds kernels)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from sandbox.machines import MACHINES
+from sandbox.series_check import PatchCheck, checkpatch_verdict, report
+
+CLEAN = """total: 0 errors, 0 warnings, 0 checks, 44 lines checked
+
+"[PATCH] rtc: class: let 32-bit kernels set the clock from an RTC past" has no obvious style problems and is ready for submission.
+"""
+WARNED = """WARNING: ENOSYS means 'invalid syscall nr' and nothing else
+#322: FILE: kernel/time/time32_policy.c:90:
++	return policy == TIME32_POLICY_DENY ? -ENOSYS : 0;
+
+total: 0 errors, 1 warnings, 0 checks, 316 lines checked
+"""
+
+
+def test_checkpatch_clean_only_when_it_counted_nothing() -> None:
+    assert checkpatch_verdict(CLEAN) == "clean"
+    assert checkpatch_verdict(WARNED) == "total: 0 errors, 1 warnings, 0 checks, 316 lines checked"
+    assert checkpatch_verdict(CLEAN.replace("0 checks", "2 checks")).startswith("total: 0 errors")
+
+
+def test_checkpatch_without_a_total_line_is_not_clean() -> None:
+    assert checkpatch_verdict("Traceback (most recent call last):\n") != "clean"
+
+
+def test_report_marks_each_patch_and_stops_at_one_that_does_not_apply(tmp_path: Path) -> None:
+    log = tmp_path / "x.log"
+    results = [
+        PatchCheck("0001-a.patch", "clean", True, True, 31.0, ("CONFIG_X=y",), log),
+        PatchCheck("0002-b.patch", "total: 1 errors, 0 warnings, 0 checks, 9 lines checked",
+                   True, False, 12.0, (), log),
+        PatchCheck("0003-c.patch", "clean", False, None, 0.0, (), log),
+    ]
+    lines = report(MACHINES["armhf"], results).splitlines()
+    assert lines[0] == "series check on armhf:"
+    assert lines[1].startswith("  ok  0001-a.patch: checkpatch clean; applies; builds (31s)")
+    assert lines[2].startswith("  BAD 0002-b.patch: checkpatch: total: 1 errors")
+    assert "BUILD FAILED" in lines[2] and str(log) in lines[2]
+    assert lines[3] == "  BAD 0003-c.patch: checkpatch clean; DOES NOT APPLY; not tried (0s)"
+    assert [r.ok for r in results] == [True, False, False]
