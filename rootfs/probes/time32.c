@@ -8,7 +8,8 @@
  *   {"probe":"time32","flavour":"time32-syscall","call":"futex","errno":"ENOSYS"}
  *   {"probe":"time32","flavour":"time32-syscall","call":"time","skipped":"no such syscall on this ABI"}
  *   {"probe":"time32","flavour":"time32-syscall","call":"status","time32_syscalls":27}
- *   {"probe":"time32","flavour":"time32-syscall","call":"kmsg","reported":26,"denied":0}
+ *   {"probe":"time32","flavour":"time32-syscall","call":"kmsg","reported":26,"denied":0,
+ *    "first":"clock_gettime32"}
  *
  * Like clock.c, each call has two variants and the flavour picks one:
  *   time32-syscall  the legacy syscall number with the old 32-bit structs,
@@ -26,8 +27,9 @@
  *
  * status: "Time32_syscalls:" from /proc/self/status, or "absent" on a
  *         kernel without the policy.
- * kmsg:   the lines "time32: <comm>[<our pid>] called <syscall> (...)" in
- *         /dev/kmsg: all of them, and those ending "(denied)".
+ * kmsg:   the lines "time32: <our comm>[<our pid>] called <syscall> (...)"
+ *         in /dev/kmsg: all of them, those ending "(denied)", and the
+ *         syscall named first ("first", when there is one).
  * Exit status: 0 when every call was attempted, 2 on usage errors.
  */
 #define _GNU_SOURCE
@@ -624,11 +626,25 @@ static void report_status(void)
 	probe_end();
 }
 
-/* The policy's reports about this task in the kernel log. */
+/* This task's command name, as the kernel prints it (/proc/self/comm). */
+static void own_comm(char *comm, size_t size)
+{
+	FILE *file = fopen("/proc/self/comm", "r");
+
+	if (!file || !fgets(comm, (int)size, file))
+		snprintf(comm, size, "?");
+	comm[strcspn(comm, "\n")] = '\0';
+	if (file)
+		fclose(file);
+}
+
+/* The policy's reports about this task in the kernel log: lines
+ * "time32: <comm>[<pid>] called <syscall> (allowed|denied)". */
 static void report_kmsg(void)
 {
-	char record[1024], needle[48];
+	char record[1024], comm[32], prefix[80], first[64] = "";
 	long long reported = 0, denied = 0;
+	size_t prefix_len;
 	ssize_t n;
 	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 
@@ -636,7 +652,9 @@ static void report_kmsg(void)
 		probe_errno(PROBE, "kmsg", errno);
 		return;
 	}
-	snprintf(needle, sizeof(needle), "[%d] called ", (int)getpid());
+	own_comm(comm, sizeof(comm));
+	snprintf(prefix, sizeof(prefix), "time32: %s[%d] called ", comm, (int)getpid());
+	prefix_len = strlen(prefix);
 	/* One record per read; EPIPE when records were overwritten meanwhile. */
 	while ((n = read(fd, record, sizeof(record) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
 		const char *text;
@@ -645,9 +663,10 @@ static void report_kmsg(void)
 			continue;
 		record[n] = '\0';
 		text = strchr(record, ';');
-		if (!text || strncmp(text + 1, "time32: ", 8) != 0 || !strstr(text, needle))
+		if (!text || strncmp(text + 1, prefix, prefix_len) != 0)
 			continue;
-		reported++;
+		if (reported++ == 0)
+			sscanf(text + 1 + prefix_len, "%63s", first);
 		if (strstr(text, "(denied)"))
 			denied++;
 	}
@@ -655,6 +674,8 @@ static void report_kmsg(void)
 	probe_begin(PROBE, "kmsg");
 	probe_i64("reported", reported);
 	probe_i64("denied", denied);
+	if (reported)
+		probe_str("first", first);
 	probe_end();
 }
 
