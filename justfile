@@ -45,9 +45,9 @@ run *files:
 validate *files:
     {{sandbox}} validate {{files}}
 
-# Build, boot and demo timings, printed as figures.
-bench:
-    {{sandbox}} bench
+# Build, boot and demo timings, printed as figures (--no-cold skips the 5-minute cold build).
+bench *args:
+    {{sandbox}} bench {{args}}
 
 # Check kernel-series/ patch by patch: checkpatch --strict, git am, incremental
 # build (default x86_64; add --machine i386 --machine armhf for the others).
