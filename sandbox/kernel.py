@@ -97,9 +97,12 @@ def _make_env(machine: Machine) -> dict[str, str]:
 
 def _make(tree: Path, build: Path, machine: Machine, *targets: str, log: Path,
           ccache: bool = True) -> None:
-    cc = f"{'ccache ' if ccache else ''}{machine.cross_compile}gcc"
+    launcher = "ccache " if ccache else ""
+    # HOSTCC too: the host tools (objtool, kconfig, dtc, fixdep) are the same
+    # for every variant of a machine, so later variants get them from ccache.
     argv = ["make", "-C", str(tree), f"O={build}", f"ARCH={machine.make_arch}",
-            f"CROSS_COMPILE={machine.cross_compile}", f"CC={cc}",
+            f"CROSS_COMPILE={machine.cross_compile}", f"CC={launcher}{machine.cross_compile}gcc",
+            f"HOSTCC={launcher}gcc",
             f"-j{os.cpu_count() or 1}", *targets]
     run(argv, env=_make_env(machine), log=log)
 

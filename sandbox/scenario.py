@@ -712,6 +712,18 @@ def _kernel(raw: object, where: _Where) -> str:
     return variant
 
 
+def _check_disks_fit_kernel(disks: tuple[Disk, ...], kernel: str, where: _Where) -> None:
+    """A disk image is a block device: only variants built with disks.config can mount it."""
+    if VARIANTS[kernel].has_disks:
+        return
+    with_disks = " or ".join(repr(name) for name, variant in VARIANTS.items() if variant.has_disks)
+    for index, disk in enumerate(disks):
+        if disk.has_image:
+            where.at("disk").item(index).fail(
+                f"kernel '{kernel}' is built without block devices; the {disk.fs} disk '{disk.name}' "
+                f"needs kernel = {with_disks}")
+
+
 def _kernel_args(raw: object, where: _Where) -> tuple[str, ...]:
     args = _args(raw, where)
     for index, arg in enumerate(args):
@@ -776,6 +788,7 @@ def parse_scenario(
     timeout = _timeout(document.get("timeout", DEFAULT_TIMEOUT), where.at("timeout"))
     disks = parse_disks(document.get("disk", []), file)
     kernel = _kernel(document.get("kernel", DEFAULT_VARIANT), where.at("kernel"))
+    _check_disks_fit_kernel(disks, kernel, where)
     kernel_args = _kernel_args(document.get("kernel-args", []), where.at("kernel-args"))
     context = _Context(catalogue, chosen)
     steps = _steps(_require(document, "step", where), where.at("step"), context)

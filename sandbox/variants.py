@@ -4,6 +4,9 @@ Every kernel is tinyconfig + common.config + the machine's fragment; a
 variant says whether kernel-series/series is applied and which fragments
 (under kernel-series/config/) follow. A scenario names its variant with the
 top-level key `kernel` (default "series").
+
+Only the series variant has disks (block layer, ext4, XFS): the others exist
+for one comparison each, and every fragment costs build time in a cold CI.
 """
 from __future__ import annotations
 
@@ -19,14 +22,20 @@ class Variant:
     fragments: tuple[str, ...]  # after common.config and the machine's fragment
     about: str
 
+    @property
+    def has_disks(self) -> bool:
+        """Block devices, ext4 and XFS: what a scenario's [[disk]] needs."""
+        return DISKS_FRAGMENT in self.fragments
+
 
 DEFAULT = "series"
+DISKS_FRAGMENT = "disks.config"
 
 VARIANTS: Mapping[str, Variant] = MappingProxyType({
     v.name: v
     for v in (
-        Variant("series", True, ("series.config", "kunit.config"),
-                "Debian's tree + kernel-series/, with the time32 policy and the KUnit tests"),
+        Variant("series", True, ("series.config", DISKS_FRAGMENT, "kunit.config"),
+                "Debian's tree + kernel-series/, with the time32 policy, disks and the KUnit tests"),
         Variant("pristine", False, (),
                 "Debian's tree as shipped: what the series changes, seen from before"),
         Variant("strict", True, ("strict.config",),

@@ -55,6 +55,8 @@ def test_kernel_and_kernel_args_are_read() -> None:
     ('kernel-args = "quiet"\n', "kernel-args", "expected a list of strings"),
     ('kernel-args = ["a b"]\n', "kernel-args[0]", "not one kernel parameter"),
     ('kernel-args = ["x=\\"y\\""]\n', "kernel-args[0]", "not one kernel parameter"),
+    ('kernel = "strict"\n[[disk]]\nname = "t"\nfs = "tmpfs"\n[[disk]]\nname = "a"\nfs = "ext4"\n', "disk[1]",
+     "kernel 'strict' is built without block devices; the ext4 disk 'a' needs kernel = 'series'"),
 ])
 def test_bad_kernel_keys_name_file_and_key(head: str, key: str, message: str) -> None:
     with pytest.raises(InputError) as caught:
@@ -118,7 +120,8 @@ def names(variant: str) -> list[str]:
 
 def test_each_variant_adds_its_fragments_after_common_and_machine(series: Path) -> None:
     assert names("pristine") == ["common.config", "i386.config"]
-    assert names("series") == ["common.config", "i386.config", "series.config", "kunit.config"]
+    assert names("series") == ["common.config", "i386.config", "series.config", "disks.config",
+                               "kunit.config"]
     assert names("strict") == ["common.config", "i386.config", "strict.config"]
 
 
