@@ -47,12 +47,6 @@ static long long realtime(void)
 	return (long long)time(NULL);
 }
 
-/* probe.h has integer and string fields; the line being built is on stdout. */
-static void put_seconds(const char *key, double seconds)
-{
-	printf(",\"%s\":%.6f", key, seconds);
-}
-
 static int wait_for(const char *arg)
 {
 	char *end;
@@ -75,7 +69,7 @@ static int wait_for(const char *arg)
 	while (ret == EINTR);
 	probe_begin("clockstep", "wait");
 	printf(",\"requested\":%g", seconds);
-	put_seconds("elapsed", monotonic() - start);
+	probe_f64("elapsed", monotonic() - start);
 	probe_i64("realtime_before", before);
 	probe_i64("realtime_after", realtime());
 	if (ret)

@@ -391,38 +391,6 @@ static const struct {
 
 /* ---- arguments --------------------------------------------------------- */
 
-/* Days since 1970-01-01 of a proleptic Gregorian date, in 64 bits (the
- * libc's timegm() cannot go past 2038 with a 32-bit time_t). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-	int64_t era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-/* TIME as seconds; 0 if it is not YYYY-MM-DDTHH:MM:SS[Z]. */
-static int parse_time(const char *text, int64_t *out)
-{
-	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
-	long long y;
-	int mo, d, h, mi, s, n = 0;
-
-	if (sscanf(text, "%lld-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &n) != 6)
-		return 0;
-	if (strcmp(text + n, "") != 0 && strcmp(text + n, "Z") != 0)
-		return 0;
-	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || s > 59 ||
-	    h < 0 || mi < 0 || s < 0)
-		return 0;
-	*out = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
-	return 1;
-}
-
 static int call_index(const char *name)
 {
 	size_t i;
@@ -466,8 +434,11 @@ int main(int argc, char **argv)
 		return self_test();
 	c.dir = argv[1];
 	if (argc > 2 && call_index(argv[2]) < 0) {
-		if (!parse_time(argv[2], &c.target))
+		long long target;
+
+		if (!probe_parse_utc(argv[2], &target))
 			probe_usage(PROBE, "TIME is YYYY-MM-DDTHH:MM:SS[Z], or an unknown call");
+		c.target = target;
 		c.have_target = 1;
 		first = 3;
 	}

@@ -74,7 +74,7 @@ static void run_wait(const char *probe, const struct waits_target *t)
 			break;
 	}
 	waits_line(probe, "futex_wait", err, start);
-	waits_seconds("delay", t->delay);
+	probe_f64("delay", t->delay);
 	probe_end();
 }
 

@@ -55,6 +55,12 @@ void probe_str(const char *key, const char *value)
 	put_json_string(value);
 }
 
+void probe_f64(const char *key, double seconds)
+{
+	put_key(key);
+	printf("%.6f", seconds);
+}
+
 void probe_end(void)
 {
 	fputs("}\n", stdout);
@@ -84,4 +90,34 @@ void probe_usage(const char *prog, const char *message)
 {
 	fprintf(stderr, "%s: %s\n", prog, message);
 	exit(2);
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (as sandbox/timefmt.py). */
+static long long days_from_civil(long long y, int m, int d)
+{
+	long long era, yoe, doy, doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+int probe_parse_utc(const char *text, long long *seconds)
+{
+	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	long long y;
+	int mo, d, h, mi, s, n = 0;
+
+	if (sscanf(text, "%lld-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &n) != 6)
+		return 0;
+	if (strcmp(text + n, "") != 0 && strcmp(text + n, "Z") != 0)
+		return 0;
+	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h < 0 || h > 23 || mi < 0 ||
+	    mi > 59 || s < 0 || s > 59)
+		return 0;
+	*seconds = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+	return 1;
 }

@@ -41,6 +41,8 @@ void probe_begin(const char *probe, const char *call);
 void probe_i64(const char *key, long long value);
 /* Add a string field. */
 void probe_str(const char *key, const char *value);
+/* Add a seconds field with microsecond digits ("elapsed":2.000131). */
+void probe_f64(const char *key, double seconds);
 /* Close the line and flush it. */
 void probe_end(void);
 
@@ -50,6 +52,11 @@ void probe_errno(const char *probe, const char *call, int err);
 /* The symbolic name of an errno value ("EOVERFLOW"); "E<number>" if glibc
  * does not know it. The result is valid until the next call. */
 const char *probe_errname(int err);
+
+/* A UTC time written YYYY-MM-DDTHH:MM:SS[Z], any year, as seconds since the
+ * epoch in 64 bits whatever the flavour's time_t (the libc's timegm() stops
+ * at 2038 in the 32-bit flavours). Returns 0 if TEXT is not such a time. */
+int probe_parse_utc(const char *text, long long *seconds);
 
 /* Print "<prog>: <message>" on stderr and exit 2 (usage error). */
 void probe_usage(const char *prog, const char *message) __attribute__((noreturn));

@@ -111,7 +111,7 @@ static void report(const char *probe, const char *call, long ret, int err, doubl
                    const struct waits_target *t, int show_ready)
 {
 	waits_line(probe, call, ret < 0 ? err : 0, start);
-	waits_seconds("delay", t->delay);
+	probe_f64("delay", t->delay);
 	if (show_ready && ret >= 0)
 		probe_i64("ready", ret);
 	probe_end();

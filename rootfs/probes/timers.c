@@ -234,8 +234,8 @@ static void readback(const char *call, int err, double value, double interval)
 		return;
 	}
 	probe_begin(PROBE, call);
-	waits_seconds("value", value);
-	waits_seconds("interval", interval);
+	probe_f64("value", value);
+	probe_f64("interval", interval);
 	probe_end();
 }
 
@@ -311,7 +311,7 @@ static void run_setitimer(const char *probe, const struct waits_target *t)
 	if (!err)
 		await(&set);
 	waits_line(probe, "setitimer", err, start);
-	waits_seconds("delay", t->delay);
+	probe_f64("delay", t->delay);
 	probe_end();
 }
 

@@ -97,46 +97,18 @@ WAITS_FN double waits_realtime(void)
 	return (double)sec + nsec / 1e9;
 }
 
-/* A seconds field with microsecond digits: probe.h has integer and string
- * fields only, and the line being built is on stdout. */
-WAITS_FN void waits_seconds(const char *key, double seconds)
-{
-	printf(",\"%s\":%.6f", key, seconds);
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (sandbox/timefmt.py). */
-WAITS_FN long long waits_days(long long y, unsigned m, unsigned d)
-{
-	long long era, yoe, doy, doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 /* "2147483649", "2038-01-19T03:14:09Z" or "+2" -> absolute seconds. */
 WAITS_FN int waits_parse_time(const char *text, long long now, long long *out)
 {
-	long long y;
-	unsigned mo, d, h, mi, s;
 	char *end;
-	int n = 0;
 
 	if (text[0] == '+') {
 		errno = 0;
 		*out = now + strtoll(text + 1, &end, 10);
 		return text[1] != '\0' && *end == '\0' && errno == 0;
 	}
-	if (sscanf(text, "%lld-%2u-%2uT%2u:%2u:%2u%n", &y, &mo, &d, &h, &mi, &s, &n) == 6) {
-		if ((text[n] != '\0' && strcmp(text + n, "Z") != 0) || mo < 1 || mo > 12 || d < 1 ||
-		    d > 31 || h > 23 || mi > 59 || s > 59)
-			return 0;
-		*out = waits_days(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
+	if (probe_parse_utc(text, out))
 		return 1;
-	}
 	errno = 0;
 	*out = strtoll(text, &end, 10);
 	return text[0] != '\0' && *end == '\0' && errno == 0;
@@ -197,7 +169,7 @@ WAITS_FN void waits_line(const char *probe, const char *call, int err, double st
 	probe_begin(probe, call);
 	if (err)
 		probe_str("errno", probe_errname(err));
-	waits_seconds("elapsed", elapsed);
+	probe_f64("elapsed", elapsed);
 	probe_i64("woke", (long long)waits_realtime());
 }
 
