@@ -20,12 +20,13 @@ build machine="x86_64":
     {{sandbox}} kernel --machine {{trim_start_match(machine, "machine=")}}
     {{sandbox}} initramfs --machine {{trim_start_match(machine, "machine=")}}
 
-# Build (or reuse) the kernel and the initramfs of every machine, one at a time.
+# Build (or reuse) every kernel the scenarios boot (each machine and variant),
+# then the initramfs of every machine, one at a time.
 build-all:
     #!/usr/bin/env bash
     set -euo pipefail
+    {{sandbox}} kernels
     for m in $(PYTHONPATH={{justfile_directory()}} {{python}} -c 'from sandbox.machines import MACHINES; print(*MACHINES)'); do
-        {{sandbox}} kernel --machine "$m"
         {{sandbox}} initramfs --machine "$m"
     done
 

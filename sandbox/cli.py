@@ -41,6 +41,16 @@ def cmd_kernel(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
+def cmd_kernels(args: argparse.Namespace) -> int:
+    """Every kernel the scenario files boot, built or reused, one at a time."""
+    probes = suite.catalogue()
+    needed = suite.kernels_needed([suite.load(f, probes) for f in suite.scenario_files()])
+    for number, (name, variant) in enumerate(needed, 1):
+        say(f"kernel {number}/{len(needed)}: {name}/{variant}")
+        print(build_kernel(KernelRequest(machine(name), variant)).boot_image)
+    return EXIT_PASSED
+
+
 def cmd_check_series(args: argparse.Namespace) -> int:
     """Each patch of kernel-series/: checkpatch --strict, git am, incremental build."""
     failed = False
@@ -131,6 +141,7 @@ def parser() -> argparse.ArgumentParser:
     verb("deps", cmd_deps, "install the Debian packages the sandbox needs")
     k = with_machine(verb("kernel", cmd_kernel, "build (or reuse) a kernel"))
     k.add_argument("--variant", default=DEFAULT_VARIANT, choices=sorted(VARIANTS))
+    verb("kernels", cmd_kernels, "build (or reuse) every kernel the scenarios boot")
     c = verb("check-series", cmd_check_series,
              "check kernel-series/ patch by patch: checkpatch --strict, git am, build")
     c.add_argument("--machine", dest="machines", action="append", choices=sorted(MACHINES),

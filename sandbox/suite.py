@@ -7,6 +7,7 @@ from .machines import MACHINES
 from .paths import ROOTFS, SCENARIOS
 from .probes import Catalogue, load_catalogue
 from .scenario import Scenario, load_scenario
+from .variants import VARIANTS
 
 
 def machine_flavours() -> dict[str, tuple[str, ...]]:
@@ -23,3 +24,10 @@ def scenario_files(root: Path = SCENARIOS) -> list[Path]:
 
 def load(path: Path, probes: Catalogue | None = None) -> Scenario:
     return load_scenario(path, probes or catalogue(), machine_flavours())
+
+
+def kernels_needed(scenarios: list[Scenario]) -> list[tuple[str, str]]:
+    """(machine, variant) of every kernel these scenarios boot: machines in
+    MACHINES order, the variants of each in VARIANTS order (series first)."""
+    wanted = {(m, s.kernel) for s in scenarios for m in s.machines}
+    return [(m, v) for m in MACHINES for v in VARIANTS if (m, v) in wanted]

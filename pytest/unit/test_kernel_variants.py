@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import paths
+from sandbox import paths, suite
 from sandbox.errors import InputError, SandboxError
 from sandbox.kernel import KernelRequest, cache_key, fragment_paths
 from sandbox.machines import MACHINES
@@ -143,3 +143,18 @@ def test_variants_differ_in_key_and_pristine_ignores_the_series(series: Path) ->
 def test_an_unknown_variant_is_refused(series: Path) -> None:
     with pytest.raises(SandboxError, match="unknown kernel variant 'mainline'"):
         names("mainline")
+
+
+# --- which kernels `just build-all` builds ------------------------------------
+def test_the_kernels_needed_are_each_machine_and_variant_some_scenario_boots() -> None:
+    machines = {"x86_64": FLAVOURS, "i386": FLAVOURS[:3], "armhf": FLAVOURS[:3]}
+    texts = ['', 'kernel = "strict"\n', 'kernel = "pristine"\nmachines = ["armhf"]\n',
+             'machines = ["i386"]\n']
+    scenarios = [parse_scenario(f'title = "t"\nrtc = "2038-01-19T03:13:50Z"\n{head}{STEP}', FILE,
+                                CATALOGUE, machines) for head in texts]
+    assert suite.kernels_needed(scenarios) == [
+        ("x86_64", "series"), ("x86_64", "strict"),
+        ("i386", "series"), ("i386", "strict"),
+        ("armhf", "series"), ("armhf", "pristine"), ("armhf", "strict"),
+    ]
+    assert suite.kernels_needed([]) == []
