@@ -91,6 +91,10 @@ def _make_env(machine: Machine) -> dict[str, str]:
     env = dict(os.environ, **REPRODUCIBLE_ENV)
     env["CCACHE_DIR"] = str(paths.cache_dir() / "ccache")
     env.setdefault("CCACHE_MAXSIZE", "5G")
+    # Depend mode: a miss compiles once, with no extra preprocessor run to hash
+    # (kbuild's -Wp,-MMD gives ccache the headers). A cold CI run misses
+    # nearly everything: each variant changes structs nearly every file sees.
+    env["CCACHE_DEPEND"] = "1"
     env["KBUILD_OUTPUT"] = ""
     return env
 
