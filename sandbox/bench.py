@@ -19,7 +19,8 @@ from pathlib import Path
 
 from . import paths
 from .deadline import Deadline
-from .kernel import KernelRequest, build_kernel, compile_in, debian_version, locked, source_for
+from .kernel import (KernelRequest, build_kernel, ccache_counts, compile_in, debian_version, locked,
+                     source_for)
 from .machines import Machine
 from .progress import say
 from .qemu import BootRequest, Guest
@@ -48,9 +49,14 @@ def build_figures(machine: Machine, cold: bool) -> list[Figure]:
     with locked("kernel-tree"):
         tree, _ = source_for(request, debian_version())
         for ccache, name in modes:
+            hits, misses = ccache_counts()
             with tempfile.TemporaryDirectory(dir=paths.cache_dir(), prefix="bench-") as tmp:
                 seconds = compile_in(tree, Path(tmp), request, f"bench {machine.name}", ccache)
-            figures.append(Figure(name, seconds, "s", f"{machine.name}, {_cpus()} CPUs"))
+            note = f"{machine.name}, {_cpus()} CPUs"
+            if ccache:  # warm only if it hit: a changed config or series misses
+                new_hits, new_misses = ccache_counts()
+                note += f", ccache hits {new_hits - hits}/{new_hits - hits + new_misses - misses}"
+            figures.append(Figure(name, seconds, "s", note))
     return figures
 
 

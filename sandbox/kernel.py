@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -87,7 +88,7 @@ def locked(name: str) -> Iterator[None]:
         yield
 
 
-def _make_env(machine: Machine) -> dict[str, str]:
+def _make_env() -> dict[str, str]:
     env = dict(os.environ, **REPRODUCIBLE_ENV)
     env["CCACHE_DIR"] = str(paths.cache_dir() / "ccache")
     env.setdefault("CCACHE_MAXSIZE", "5G")
@@ -99,6 +100,15 @@ def _make_env(machine: Machine) -> dict[str, str]:
     return env
 
 
+def ccache_counts() -> tuple[int, int]:
+    """(hits, misses) so far in the sandbox's ccache, from `ccache --print-stats`."""
+    out = subprocess.run(["ccache", "--print-stats"], env=_make_env(), capture_output=True,
+                         text=True, check=True).stdout
+    stats = dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line)
+    hits = sum(int(stats.get(k, 0)) for k in ("direct_cache_hit", "preprocessed_cache_hit"))
+    return hits, int(stats.get("cache_miss", 0))
+
+
 def _make(tree: Path, build: Path, machine: Machine, *targets: str, log: Path,
           ccache: bool = True) -> None:
     launcher = "ccache " if ccache else ""
@@ -108,7 +118,7 @@ def _make(tree: Path, build: Path, machine: Machine, *targets: str, log: Path,
             f"CROSS_COMPILE={machine.cross_compile}", f"CC={launcher}{machine.cross_compile}gcc",
             f"HOSTCC={launcher}gcc",
             f"-j{os.cpu_count() or 1}", *targets]
-    run(argv, env=_make_env(machine), log=log)
+    run(argv, env=_make_env(), log=log)
 
 
 def configure(tree: Path, build: Path, request: KernelRequest, log: Path,
