@@ -8,8 +8,9 @@
                                  into the cache, never installed (the i386 and
                                  armhf busybox-static conflict with the host's)
 
-An `:arch` qualifier names a foreign architecture; `ensure()` (and .ci/run)
-run `dpkg --add-architecture` for each one before `apt-get update`.
+An `:arch` qualifier names a foreign architecture; `ensure()` (`sandbox deps`,
+which .ci/run calls) runs `dpkg --add-architecture` for each one before
+`apt-get update`.
 """
 from __future__ import annotations
 
@@ -128,7 +129,7 @@ def unpacked_package(package: str) -> Path:
             proc = subprocess.run(["apt-get", "download", "-q", package], cwd=tmp,
                                   capture_output=True, text=True, check=False)
             if proc.returncode != 0:
-                arch = package.split(":", 1)[1] if ":" in package else ""
+                arch = Package(package, unpack=True).arch
                 hint = f"dpkg --add-architecture {arch} && " if arch else ""
                 raise SandboxError(f"cannot download {package}: {proc.stderr.strip()} "
                                    f"(as root: {hint}apt-get update, or `just deps`)")

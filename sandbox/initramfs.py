@@ -30,7 +30,7 @@ from sandbox import cpio
 from sandbox.cpio import Entry
 from sandbox.deps import unpacked_package
 from sandbox.errors import InputError, SandboxError
-from sandbox.machines import FLAVOURS, MACHINES
+from sandbox.machines import MACHINES
 from sandbox.paths import ROOTFS, cache_dir
 from sandbox.probes import MANIFEST, Catalogue, load_catalogue
 from sandbox.progress import say, step
@@ -50,8 +50,6 @@ class ArchSpec:
     cc:            the C compiler (a Debian gcc or cross gcc)
     cc_package:    the Debian package that provides cc
     cflags32:      what selects the 32-bit ABI (rootfs/Makefile CFLAGS32)
-    flavours:      the binary flavours this machine runs
-    tools_flavour: the (64-bit time_t) flavour the tools are built in
     static_libcs:  (extra cc flags, Debian package): a static libc that must
                    be found for those flags, and where it comes from
     """
@@ -60,9 +58,17 @@ class ArchSpec:
     cc: str
     cc_package: str
     cflags32: str
-    flavours: tuple[str, ...]
-    tools_flavour: str
     static_libcs: tuple[tuple[str, str], ...]
+
+    @property
+    def flavours(self) -> tuple[str, ...]:
+        """The binary flavours this machine runs (sandbox/machines.py)."""
+        return MACHINES[self.name].flavours
+
+    @property
+    def tools_flavour(self) -> str:
+        """The (64-bit time_t) flavour the tools are built in (sandbox/machines.py)."""
+        return MACHINES[self.name].tools_flavour
 
 
 ARCHES: dict[str, ArchSpec] = {
@@ -71,19 +77,15 @@ ARCHES: dict[str, ArchSpec] = {
         cc="gcc",
         cc_package="gcc",
         cflags32="-m32",
-        flavours=FLAVOURS,
-        tools_flavour="native64",
         static_libcs=(("", "libc6-dev"), ("-m32", "gcc-12-multilib")),
     ),
     # The same i386 binaries as x86_64's 32-bit flavours; here they take the
-    # native 32-bit path. Tools in time64: the machine has no native64.
+    # native 32-bit path.
     "i386": ArchSpec(
         name="i386",
         cc="gcc",
         cc_package="gcc",
         cflags32="-m32",
-        flavours=MACHINES["i386"].flavours,
-        tools_flavour=MACHINES["i386"].tools_flavour,
         static_libcs=(("-m32", "gcc-12-multilib"),),
     ),
     # Debian's armhf ABI (EABI, hard float); the cross gcc is 32-bit already.
@@ -92,8 +94,6 @@ ARCHES: dict[str, ArchSpec] = {
         cc="arm-linux-gnueabihf-gcc",
         cc_package="gcc-arm-linux-gnueabihf",
         cflags32="",
-        flavours=MACHINES["armhf"].flavours,
-        tools_flavour=MACHINES["armhf"].tools_flavour,
         static_libcs=(("", "libc6-dev-armhf-cross"),),
     ),
 }

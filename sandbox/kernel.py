@@ -138,9 +138,9 @@ def configure(tree: Path, build: Path, request: KernelRequest, log: Path,
     return lost
 
 
-def make_image(tree: Path, build: Path, machine: Machine, log: Path) -> None:
+def make_image(tree: Path, build: Path, machine: Machine, log: Path, ccache: bool = True) -> None:
     """make the machine's targets (incremental in an existing build folder)."""
-    _make(tree, build, machine, *machine.make_targets, log=log)
+    _make(tree, build, machine, *machine.make_targets, log=log, ccache=ccache)
 
 
 def source_for(request: KernelRequest, version: str) -> tuple[Path, str]:
@@ -160,7 +160,7 @@ def compile_in(tree: Path, build: Path, request: KernelRequest, label: str,
     with step(f"{label}: configuring (log: {log})"):
         configure(tree, build, request, log, ccache)
     with step(f"{label}: building {' '.join(targets)}{' with ccache' if ccache else ''}"):
-        _make(tree, build, request.machine, *targets, log=log, ccache=ccache)
+        make_image(tree, build, request.machine, log, ccache)
     return round(time.monotonic() - start, 1)
 
 

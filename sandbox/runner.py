@@ -68,12 +68,12 @@ def _probe_commands(step: ProbeStep, tools_flavour: str) -> list[GuestCommand]:
     args = "".join(f" {shlex.quote(a)}" for a in step.args)
     return [command
             for flavour in step.flavours
-            for command in (*_reset_clock(step, flavour, tools_flavour),
+            for command in (*_reset_clock(step, flavour),
                             GuestCommand(step.index, step.phase, step.probe, flavour,
                                          f"/probes/{flavour}/{step.probe}{args}", False))]
 
 
-def _reset_clock(step: ProbeStep, flavour: str, tools_flavour: str) -> list[GuestCommand]:
+def _reset_clock(step: ProbeStep, flavour: str) -> list[GuestCommand]:
     """reset-clock: settimeofday (from the tools) right before one flavour runs.
     The command carries the flavour it prepares, so it is left out with it."""
     if step.reset_clock is None:

@@ -47,12 +47,12 @@ class PatchCheck:
 
 def checkpatch_verdict(output: str) -> str:
     """'clean' when checkpatch counted nothing, else its total line (pure)."""
-    totals = _TOTAL.findall(output)
+    totals = list(_TOTAL.finditer(output))
     if not totals:
         return "checkpatch printed no total line"
-    errors, warnings, checks = (int(n or 0) for n in totals[-1])
-    line = next(m.group(0) for m in _TOTAL.finditer(output))
-    return "clean" if errors == warnings == checks == 0 else line
+    last = totals[-1]
+    errors, warnings, checks = (int(n or 0) for n in last.groups())
+    return "clean" if errors == warnings == checks == 0 else last.group(0)
 
 
 def _git(tree: Path, *args: str) -> str:
