@@ -105,9 +105,15 @@ static long long days_from_civil(long long y, int m, int d)
 	return era * 146097 + doe - 719468;
 }
 
+/* The proleptic Gregorian rule (as sandbox/base/timefmt.py is_leap()). */
+static int is_leap(long long y)
+{
+	return y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
+}
+
 int probe_parse_utc(const char *text, long long *seconds)
 {
-	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	static const int mdays[] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
 	long long y;
 	int mo, d, h, mi, s, n = 0;
 
@@ -115,8 +121,9 @@ int probe_parse_utc(const char *text, long long *seconds)
 		return 0;
 	if (strcmp(text + n, "") != 0 && strcmp(text + n, "Z") != 0)
 		return 0;
-	if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h < 0 || h > 23 || mi < 0 ||
-	    mi > 59 || s < 0 || s > 59)
+	if (mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || s < 0 || s > 59)
+		return 0;
+	if (d > mdays[mo - 1] + (mo == 2 && is_leap(y)))
 		return 0;
 	*seconds = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
 	return 1;
