@@ -19,6 +19,7 @@
  * an errno is an observation, reported in its line), 2 on usage errors.
  */
 #define _GNU_SOURCE
+#include "abi32.h"
 #include "probe.h"
 
 #include <errno.h>
@@ -37,9 +38,6 @@ struct observation {
 };
 
 #ifdef PROBE_TIME32_SYSCALL
-/* The kernel's old_timespec32 / old_timeval32 (include/vdso/time32.h). */
-struct old_timespec32 { int32_t tv_sec; int32_t tv_nsec; };
-struct old_timeval32 { int32_t tv_sec; int32_t tv_usec; };
 
 static void time_sys32(struct observation *o)
 {

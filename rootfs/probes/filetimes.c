@@ -49,6 +49,7 @@
  * errors.
  */
 #define _GNU_SOURCE
+#include "abi32.h"
 #include "probe.h"
 
 #include <errno.h>
@@ -111,41 +112,7 @@ static int set_full(const char *path, int64_t target)
 #ifdef PROBE_TIME32_SYSCALL
 /* ---- time32-syscall: the legacy entry points --------------------------- */
 
-/* include/vdso/time32.h */
-struct old_timespec32 { int32_t tv_sec; int32_t tv_nsec; };
-struct old_timeval32 { int32_t tv_sec; int32_t tv_usec; };
-
-/* The kernel's struct stat64 of i386 and arm (arch/{x86,arm}/include/uapi/
- * asm/stat.h): the same declaration in both; the ABI's alignment of long
- * long gives each its layout. The time fields are unsigned long in the
- * header (named st_mtime etc. there; renamed here, as glibc's <sys/stat.h>
- * defines st_mtime as a macro); old glibc copied them into a signed
- * 32-bit time_t. */
-struct kernel_stat64 {
-	unsigned long long st_dev;
-	unsigned char __pad0[4];
-	unsigned long __st_ino;
-	unsigned int st_mode;
-	unsigned int st_nlink;
-	unsigned long st_uid;
-	unsigned long st_gid;
-	unsigned long long st_rdev;
-	unsigned char __pad3[4];
-	long long st_size;
-	unsigned long st_blksize;
-	unsigned long long st_blocks;
-	unsigned long k_atime;
-	unsigned long k_atime_nsec;
-	unsigned long k_mtime;
-	unsigned long k_mtime_nsec;
-	unsigned long k_ctime;
-	unsigned long k_ctime_nsec;
-	unsigned long long st_ino;
-};
-
-#ifdef __i386__
-_Static_assert(sizeof(struct kernel_stat64) == 96, "i386 struct stat64 is 96 bytes");
-#endif
+/* old_timespec32, old_timeval32, kernel_stat64: abi32.h */
 
 static int utimensat_sys32(const char *path, int64_t target, long long *sent)
 {

@@ -19,8 +19,8 @@
  * "direct" (shmctl(2), semctl(2), ... as their own syscalls) or "libc".
  *
  * The raw IPC_STAT reads the kernel's struct shmid64_ds / semid64_ds /
- * msqid64_ds (the uapi <asm/shmbuf.h>, <asm/sembuf.h>, <asm/msgbuf.h> of the
- * target ABI) with the IPC_64 layout:
+ * msqid64_ds (abi32.h: the uapi <asm/shmbuf.h>, <asm/sembuf.h>,
+ * <asm/msgbuf.h> of the target ABI) with the IPC_64 layout:
  *   32-bit ABIs  each time is two unsigned words: <f> (the low 32 bits) and
  *                <f>_high (the upper 32 bits, filled since Linux 4.19 by
  *                ipc/shm.c shmctl_stat(), ipc/sem.c semctl_stat(),
@@ -50,6 +50,7 @@
  * an observation, reported with its errno), 2 on usage errors.
  */
 #define _GNU_SOURCE
+#include "abi32.h"
 #include "probe.h"
 
 #include <errno.h>
@@ -61,10 +62,6 @@
 #include <sys/shm.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#include <asm/msgbuf.h>   /* struct msqid64_ds: the kernel's layout */
-#include <asm/sembuf.h>   /* struct semid64_ds */
-#include <asm/shmbuf.h>   /* struct shmid64_ds */
 
 #define PROBE "ipc"
 
@@ -110,9 +107,6 @@ struct message {
 		probe_i64(#f, (int32_t)(ds)->f);              \
 		probe_i64(#f "_high", (unsigned long)(ds)->f##_high); \
 	} while (0)
-_Static_assert(sizeof(struct shmid64_ds) == 84, "32-bit shmid64_ds is 84 bytes (asm-generic/compat.h)");
-_Static_assert(sizeof(struct semid64_ds) == 64, "32-bit semid64_ds is 64 bytes");
-_Static_assert(sizeof(struct msqid64_ds) == 88, "32-bit msqid64_ds is 88 bytes");
 #else
 #define PUT_RAW_TIME(ds, f) probe_i64(#f, (long long)(ds)->f)
 #endif
@@ -145,30 +139,30 @@ static long ipc_call(unsigned call, long first, long second, long third, void *p
 #endif
 
 #if !USE_IPC_MULTIPLEXER
-static int shm_stat_direct(int id, struct shmid64_ds *ds)
+static int shm_stat_direct(int id, struct kernel_shmid64_ds *ds)
 {
 	return syscall(__NR_shmctl, id, IPC_STAT | DIRECT_IPC_64, ds);
 }
 
-static int sem_stat_direct(int id, struct semid64_ds *ds)
+static int sem_stat_direct(int id, struct kernel_semid64_ds *ds)
 {
 	/* The fourth argument is union semun, passed by value: the pointer. */
 	return syscall(__NR_semctl, id, 0, IPC_STAT | DIRECT_IPC_64, ds);
 }
 
-static int msg_stat_direct(int id, struct msqid64_ds *ds)
+static int msg_stat_direct(int id, struct kernel_msqid64_ds *ds)
 {
 	return syscall(__NR_msgctl, id, IPC_STAT | DIRECT_IPC_64, ds);
 }
 #endif
 
 #if USE_IPC_MULTIPLEXER
-static int shm_stat_ipc(int id, struct shmid64_ds *ds)
+static int shm_stat_ipc(int id, struct kernel_shmid64_ds *ds)
 {
 	return ipc_call(IPCOP_SHMCTL, id, IPC_STAT | KERNEL_IPC_64, 0, ds, 0);
 }
 
-static int sem_stat_ipc(int id, struct semid64_ds *ds)
+static int sem_stat_ipc(int id, struct kernel_semid64_ds *ds)
 {
 	/* ipc/syscall.c: SEMCTL reads the union semun from *ptr. */
 	void *arg = ds;
@@ -176,7 +170,7 @@ static int sem_stat_ipc(int id, struct semid64_ds *ds)
 	return ipc_call(IPCOP_SEMCTL, id, 0, IPC_STAT | KERNEL_IPC_64, &arg, 0);
 }
 
-static int msg_stat_ipc(int id, struct msqid64_ds *ds)
+static int msg_stat_ipc(int id, struct kernel_msqid64_ds *ds)
 {
 	return ipc_call(IPCOP_MSGCTL, id, IPC_STAT | KERNEL_IPC_64, 0, ds, 0);
 }
@@ -196,9 +190,9 @@ struct ops {
 	int (*msgget)(void);
 	int (*msgsnd)(int id, struct message *m, size_t len);
 	int (*msgrcv)(int id, struct message *m, size_t len);
-	int (*shm_stat_raw)(int id, struct shmid64_ds *ds);
-	int (*sem_stat_raw)(int id, struct semid64_ds *ds);
-	int (*msg_stat_raw)(int id, struct msqid64_ds *ds);
+	int (*shm_stat_raw)(int id, struct kernel_shmid64_ds *ds);
+	int (*sem_stat_raw)(int id, struct kernel_semid64_ds *ds);
+	int (*msg_stat_raw)(int id, struct kernel_msqid64_ds *ds);
 	const char *raw_entry;
 	int libc_stat;           /* also IPC_STAT through libc */
 };
@@ -394,7 +388,7 @@ static int report(const char *call, const char *entry, int ret)
 
 static void shm_stat(int id)
 {
-	struct shmid64_ds raw;
+	struct kernel_shmid64_ds raw;
 	struct shmid_ds ds;
 
 	memset(&raw, 0, sizeof(raw));
@@ -429,7 +423,7 @@ static void shm_stat(int id)
 
 static void sem_stat(int id)
 {
-	struct semid64_ds raw;
+	struct kernel_semid64_ds raw;
 	struct semid_ds ds;
 	union semun arg = { .buf = &ds };
 
@@ -461,7 +455,7 @@ static void sem_stat(int id)
 
 static void msg_stat(int id)
 {
-	struct msqid64_ds raw;
+	struct kernel_msqid64_ds raw;
 	struct msqid_ds ds;
 
 	memset(&raw, 0, sizeof(raw));

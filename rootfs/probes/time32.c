@@ -33,6 +33,7 @@
  * Exit status: 0 when every call was attempted, 2 on usage errors.
  */
 #define _GNU_SOURCE
+#include "abi32.h"
 #include "probe.h"
 
 #include <errno.h>
@@ -87,16 +88,15 @@ static void check(struct result *r, long ret)
 }
 
 #ifdef PROBE_TIME32_SYSCALL
-/* The kernel's old_timespec32 / old_itimerspec32 (include/linux/time32.h). */
-struct ts32 { int32_t tv_sec; int32_t tv_nsec; };
-struct its32 { struct ts32 it_interval; struct ts32 it_value; };
+/* The kernel's old_timespec32, old_itimerspec32, old_timeval32 and
+ * old_timex32: abi32.h. */
 
-static const struct ts32 usec1 = { 0, 1000 };
-static const struct ts32 zero;
+static const struct old_timespec32 usec1 = { 0, 1000 };
+static const struct old_timespec32 zero;
 
 static void clock_gettime_call(struct result *r)
 {
-	struct ts32 ts;
+	struct old_timespec32 ts;
 
 	check(r, syscall(__NR_clock_gettime, CLOCK_REALTIME, &ts));
 	if (!r->err)
@@ -106,7 +106,7 @@ static void clock_gettime_call(struct result *r)
 
 static void clock_getres_call(struct result *r)
 {
-	struct ts32 ts;
+	struct old_timespec32 ts;
 
 	check(r, syscall(__NR_clock_getres, CLOCK_MONOTONIC, &ts));
 	ok(r, "nsec", ts.tv_nsec);
@@ -117,10 +117,9 @@ static void clock_settime_call(struct result *r)
 	check(r, syscall(__NR_clock_settime, CLOCK_MONOTONIC, &zero));
 }
 
-/* With 32-bit time_t, glibc's struct timex is the kernel's old_timex32. */
 static void clock_adjtime_call(struct result *r)
 {
-	struct timex tx = { .modes = 0 };
+	struct old_timex32 tx = { .modes = 0 };
 	long state = syscall(__NR_clock_adjtime, CLOCK_REALTIME, &tx);
 
 	check(r, state);
@@ -129,7 +128,7 @@ static void clock_adjtime_call(struct result *r)
 
 static void adjtimex_call(struct result *r)
 {
-	struct timex tx = { .modes = 0 };
+	struct old_timex32 tx = { .modes = 0 };
 	long state = syscall(__NR_adjtimex, &tx);
 
 	check(r, state);
@@ -228,7 +227,7 @@ static void rt_sigtimedwait_call(struct result *r)
 
 static void sched_rr_get_interval_call(struct result *r)
 {
-	struct ts32 ts;
+	struct old_timespec32 ts;
 
 	check(r, syscall(__NR_sched_rr_get_interval, 0, &ts));
 }
@@ -238,7 +237,7 @@ static int kernel_timer = -1;
 static void timer_settime_call(struct result *r)
 {
 	struct sigevent ev = { .sigev_notify = SIGEV_NONE };
-	struct its32 its = { { 0, 0 }, { 0, 0 } };
+	struct old_itimerspec32 its = { { 0, 0 }, { 0, 0 } };
 
 	if (kernel_timer < 0 &&
 	    syscall(__NR_timer_create, CLOCK_MONOTONIC, &ev, &kernel_timer) != 0) {
@@ -250,7 +249,7 @@ static void timer_settime_call(struct result *r)
 
 static void timer_gettime_call(struct result *r)
 {
-	struct its32 its;
+	struct old_itimerspec32 its;
 
 	check(r, syscall(__NR_timer_gettime, kernel_timer, &its));
 }
@@ -259,7 +258,7 @@ static int timer_fd = -1;
 
 static void timerfd_settime_call(struct result *r)
 {
-	struct its32 its = { { 0, 0 }, { 0, 0 } };
+	struct old_itimerspec32 its = { { 0, 0 }, { 0, 0 } };
 
 	if (timer_fd < 0 && (timer_fd = timerfd_create(CLOCK_MONOTONIC, 0)) < 0) {
 		r->err = errno;
@@ -270,7 +269,7 @@ static void timerfd_settime_call(struct result *r)
 
 static void timerfd_gettime_call(struct result *r)
 {
-	struct its32 its;
+	struct old_itimerspec32 its;
 
 	check(r, syscall(__NR_timerfd_gettime, timer_fd, &its));
 }
@@ -307,7 +306,7 @@ static void recvmmsg_call(struct result *r)
 /* Not one of COMPAT_32BIT_TIME's syscalls: sys_gettimeofday() stays. */
 static void gettimeofday_call(struct result *r)
 {
-	struct ts32 tv;   /* old_timeval32: same shape */
+	struct old_timeval32 tv;
 
 	check(r, syscall(__NR_gettimeofday, &tv, NULL));
 	ok(r, "seconds", tv.tv_sec);

@@ -27,6 +27,7 @@
 #ifndef WAITS_H
 #define WAITS_H
 
+#include "abi32.h"
 #include "probe.h"
 
 #include <errno.h>
@@ -45,15 +46,6 @@
 #define WAITS_GRACE 5.0     /* seconds past the target before a child is killed */
 #define WAITS_MAX_CALLS 16
 #define WAITS_MAX_DELAY 600  /* a target further away is a mistake: refuse it */
-
-#ifdef PROBE_TIME32_SYSCALL
-/* The kernel's 32-bit time structs (include/vdso/time32.h and
- * include/linux/time32.h), as the legacy syscalls take them. */
-struct old_timespec32 { int32_t tv_sec; int32_t tv_nsec; };
-struct old_itimerspec32 { struct old_timespec32 it_interval; struct old_timespec32 it_value; };
-struct old_timeval32 { int32_t tv_sec; int32_t tv_usec; };
-struct old_itimerval32 { struct old_timeval32 it_interval; struct old_timeval32 it_value; };
-#endif
 
 struct waits_target {
 	long long seconds;   /* the absolute target, CLOCK_REALTIME */
