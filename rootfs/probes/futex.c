@@ -31,7 +31,13 @@
  * Exit status: 0 when every call was attempted, 2 on usage errors.
  */
 #define _GNU_SOURCE
+#include "abi32.h"
 #include "waits.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <linux/futex.h>
 #include <semaphore.h>

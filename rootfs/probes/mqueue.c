@@ -19,7 +19,14 @@
  * Exit status: 0 when every call was attempted, 2 on usage errors.
  */
 #define _GNU_SOURCE
+#include "abi32.h"
 #include "waits.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <fcntl.h>
 #include <mqueue.h>

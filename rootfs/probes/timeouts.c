@@ -21,7 +21,14 @@
  * Exit status: 0 when every call was attempted, 2 on usage errors.
  */
 #define _GNU_SOURCE
+#include "abi32.h"
 #include "waits.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <poll.h>
 #include <sys/ipc.h>

@@ -28,10 +28,17 @@
  * Exit status: 0 when every call was attempted, 2 on usage errors.
  */
 #define _GNU_SOURCE
+#include "abi32.h"
 #include "waits.h"
 
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/timerfd.h>
+#include <unistd.h>
 
 #define PROBE "timers"
 

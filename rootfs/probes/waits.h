@@ -1,4 +1,5 @@
-/* waits.h - what the waiting probes share (timers, mqueue, futex, timeouts).
+/* waits.h - what the waiting probes share (timers, mqueue, futex, timeouts);
+ * defined in waits.c, linked into each of them (rootfs/Makefile).
  *
  * Each of those probes takes one argument, the target: the CLOCK_REALTIME
  * instant its waits are due, as decimal seconds since the epoch
@@ -19,29 +20,17 @@
  * digits) and the wake-up time ("woke", seconds since the epoch) read
  * through the 64-bit time syscall even in the 32-bit time_t flavours.
  *
- * A .c file defines _GNU_SOURCE before including this header.
- *
  * Common fields: elapsed (s), woke (epoch s), delay (s, relative calls),
  * tv_sec (what an absolute call passed, as the flavour's time_t holds it).
  */
 #ifndef WAITS_H
 #define WAITS_H
 
-#include "abi32.h"
 #include "probe.h"
 
-#include <errno.h>
-#include <signal.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
+#include <stddef.h>
 #include <time.h>
-#include <unistd.h>
 
-#define WAITS_FN static __attribute__((unused))
 #define WAITS_DEFAULT_DELAY 2
 #define WAITS_GRACE 5.0     /* seconds past the target before a child is killed */
 #define WAITS_MAX_CALLS 16
@@ -54,127 +43,33 @@ struct waits_target {
 
 /* An instrument clock read as 64-bit seconds and nanoseconds, whatever the
  * flavour's time_t: on a 32-bit ABI through clock_gettime64 (403). */
-WAITS_FN void waits_clock(clockid_t clock, long long *sec, long *nsec)
-{
-#if defined(__NR_clock_gettime64) && __SIZEOF_LONG__ == 4
-	struct { long long tv_sec; long long tv_nsec; } ts = { 0, 0 };
-
-	syscall(__NR_clock_gettime64, clock, &ts);
-	*sec = ts.tv_sec;
-	*nsec = (long)ts.tv_nsec;
-#else
-	struct timespec ts = { 0, 0 };
-
-	clock_gettime(clock, &ts);
-	*sec = (long long)ts.tv_sec;
-	*nsec = ts.tv_nsec;
-#endif
-}
-
-WAITS_FN double waits_monotonic(void)
-{
-	long long sec;
-	long nsec;
-
-	waits_clock(CLOCK_MONOTONIC, &sec, &nsec);
-	return (double)sec + nsec / 1e9;
-}
-
-WAITS_FN double waits_realtime(void)
-{
-	long long sec;
-	long nsec;
-
-	waits_clock(CLOCK_REALTIME, &sec, &nsec);
-	return (double)sec + nsec / 1e9;
-}
+void waits_clock(clockid_t clock, long long *sec, long *nsec);
+double waits_monotonic(void);
+double waits_realtime(void);
 
 /* "2147483649", "2038-01-19T03:14:09Z" or "+2" -> absolute seconds. */
-WAITS_FN int waits_parse_time(const char *text, long long now, long long *out)
-{
-	char *end;
-
-	if (text[0] == '+') {
-		errno = 0;
-		*out = now + strtoll(text + 1, &end, 10);
-		return text[1] != '\0' && *end == '\0' && errno == 0;
-	}
-	if (probe_parse_utc(text, out))
-		return 1;
-	errno = 0;
-	*out = strtoll(text, &end, 10);
-	return text[0] != '\0' && *end == '\0' && errno == 0;
-}
+int waits_parse_time(const char *text, long long now, long long *out);
 
 /* The target from argv ("<probe> [target]"); a usage error (exit 2) when it
  * is malformed or not in the future. */
-WAITS_FN struct waits_target waits_target(const char *probe, int argc, char **argv)
-{
-	struct waits_target t;
-	double now = waits_realtime();
-	char fallback[16];
-	const char *text = argc > 1 ? argv[1] : fallback;
-
-	snprintf(fallback, sizeof(fallback), "+%d", WAITS_DEFAULT_DELAY);
-	if (argc > 2)
-		probe_usage(probe, "usage: <probe> [target: seconds, YYYY-MM-DDTHH:MM:SSZ or +N]");
-	if (!waits_parse_time(text, (long long)now, &t.seconds))
-		probe_usage(probe, "target: expected seconds, YYYY-MM-DDTHH:MM:SSZ or +N");
-	t.delay = (double)t.seconds - now;
-	if (t.delay <= 0.01)
-		probe_usage(probe, "the target is not in the future (the probe arms waits for it)");
-	if (t.delay > WAITS_MAX_DELAY)
-		probe_usage(probe, "the target is more than 600 s away (is the clock set?)");
-	return t;
-}
+struct waits_target waits_target(const char *probe, int argc, char **argv);
 
 /* The relative timeout of a "relative" call: the delay, as a timespec of
  * the flavour's time_t (small: it fits in 32 bits). */
-WAITS_FN struct timespec waits_relative(const struct waits_target *t)
-{
-	struct timespec ts;
-
-	ts.tv_sec = (time_t)t->delay;
-	ts.tv_nsec = (long)((t->delay - (double)ts.tv_sec) * 1e9);
-	return ts;
-}
+struct timespec waits_relative(const struct waits_target *t);
 
 /* The absolute target as the flavour's timespec: a 32-bit time_t cannot hold
  * a time past 2038-01-19T03:14:07Z and wraps (to 1901), as it would in any
  * program that computes "now + n" in time_t. */
-WAITS_FN struct timespec waits_absolute(const struct waits_target *t)
-{
-	struct timespec ts;
-
-	ts.tv_sec = (time_t)t->seconds;
-	ts.tv_nsec = 0;
-	return ts;
-}
+struct timespec waits_absolute(const struct waits_target *t);
 
 /* One line for a call that waited: errno when it failed (0: none), elapsed
  * since `start` (monotonic), the wall clock at wake-up, and what an
  * absolute call passed. Extra fields follow: the caller ends the line. */
-WAITS_FN void waits_line(const char *probe, const char *call, int err, double start)
-{
-	double elapsed = waits_monotonic() - start;
-
-	probe_begin(probe, call);
-	if (err)
-		probe_str("errno", probe_errname(err));
-	probe_f64("elapsed", elapsed);
-	probe_i64("woke", (long long)waits_realtime());
-}
+void waits_line(const char *probe, const char *call, int err, double start);
 
 /* A call that could not even be set up (mq_open, semget...): one line. */
-WAITS_FN void waits_setup_failed(const char *probe, const char *call, const char *what, int err)
-{
-	char text[128];
-
-	snprintf(text, sizeof(text), "setup %s: %s", what, probe_errname(err));
-	probe_begin(probe, call);
-	probe_str("outcome", text);
-	probe_end();
-}
+void waits_setup_failed(const char *probe, const char *call, const char *what, int err);
 
 struct waits_call {
 	const char *name;
@@ -183,80 +78,7 @@ struct waits_call {
 
 /* Run every call at once, each in its child; print their lines in table
  * order. Returns 0 (every call was attempted). */
-WAITS_FN int waits_run(const char *probe, const struct waits_call *calls, size_t n,
-                       const struct waits_target *t)
-{
-	pid_t pids[WAITS_MAX_CALLS];
-	int fds[WAITS_MAX_CALLS], status[WAITS_MAX_CALLS], done[WAITS_MAX_CALLS];
-	double give_up = waits_monotonic() + t->delay + WAITS_GRACE;
-	size_t i, left = n;
-	char buf[4096];
-	ssize_t got;
-
-	if (n > WAITS_MAX_CALLS)
-		probe_usage(probe, "too many calls");
-	fflush(stdout);
-	for (i = 0; i < n; i++) {
-		int p[2];
-
-		if (pipe(p) != 0) {
-			perror("pipe");
-			exit(1);
-		}
-		pids[i] = fork();
-		if (pids[i] < 0) {
-			perror("fork");
-			exit(1);
-		}
-		if (pids[i] == 0) {
-			close(p[0]);
-			dup2(p[1], STDOUT_FILENO);
-			close(p[1]);
-			calls[i].run(probe, t);
-			fflush(stdout);
-			_exit(0);
-		}
-		close(p[1]);
-		fds[i] = p[0];
-		done[i] = 0;
-		status[i] = 0;
-	}
-	while (left > 0 && waits_monotonic() < give_up) {
-		struct timespec nap = { 0, 20 * 1000 * 1000 };
-
-		for (i = 0; i < n; i++)
-			if (!done[i] && waitpid(pids[i], &status[i], WNOHANG) == pids[i]) {
-				done[i] = 1;
-				left--;
-			}
-		if (left > 0)
-			nanosleep(&nap, NULL);
-	}
-	for (i = 0; i < n; i++) {
-		int killed = !done[i];
-
-		if (killed) {
-			kill(pids[i], SIGKILL);
-			waitpid(pids[i], &status[i], 0);
-		}
-		while ((got = read(fds[i], buf, sizeof(buf))) > 0)
-			fwrite(buf, 1, (size_t)got, stdout);
-		close(fds[i]);
-		if (killed || !WIFEXITED(status[i]) || WEXITSTATUS(status[i]) != 0) {
-			probe_begin(probe, calls[i].name);
-			if (killed)
-				snprintf(buf, sizeof(buf), "killed: no wake-up %.0f s after the target",
-				         WAITS_GRACE);
-			else if (WIFSIGNALED(status[i]))
-				snprintf(buf, sizeof(buf), "died of signal %d", WTERMSIG(status[i]));
-			else
-				snprintf(buf, sizeof(buf), "exited %d", WEXITSTATUS(status[i]));
-			probe_str("outcome", buf);
-			probe_end();
-		}
-	}
-	fflush(stdout);
-	return 0;
-}
+int waits_run(const char *probe, const struct waits_call *calls, size_t n,
+              const struct waits_target *t);
 
 #endif
