@@ -23,7 +23,10 @@
  *
  * usage: agent <tty>   a tty under /dev (e.g. ttyS1, hvc0), set raw
  *        agent -       stdin and stdout as they are (tests on the host)
+ *        agent --list  the calls it prints as JSON lines: none
  */
+#include "probe.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -192,13 +195,14 @@ static int open_tty(const char *name, FILE **from, FILE **to)
 	return *from && *to ? 0 : -1;
 }
 
-int main(int argc, char **argv)
+static int command(const struct probe *p, int argc, char **argv)
 {
 	FILE *from, *to;
 	struct utsname uts;
 	char *line = malloc(MAX_LINE);
 	unsigned char *buf = malloc(MAX_LINE);
 
+	(void)p;
 	if (argc != 2 || !line || !buf || open_tty(argv[1], &from, &to) < 0) {
 		fprintf(stderr, "usage: agent <tty under /dev>|-  (cannot use '%s': %s)\n",
 			argc > 1 ? argv[1] : "", strerror(errno));
@@ -217,4 +221,16 @@ int main(int argc, char **argv)
 			run(line + 4, to, buf);
 	}
 	return 0;
+}
+
+/* No calls: the agent prints frames, not probe lines. */
+static const struct probe agent = {
+	.name = "agent",
+	.usage = "usage: agent <tty under /dev>|-",
+	.command = command,
+};
+
+int main(int argc, char **argv)
+{
+	return probe_main(argc, argv, &agent);
 }

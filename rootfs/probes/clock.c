@@ -2,6 +2,7 @@
  * clock_gettime(), as a program of this flavour sees it.
  *
  * usage: clock [call...]      (default: every call, in table order)
+ *        clock --list         the calls it prints
  *
  * One JSON line per call, e.g.
  *   {"probe":"clock","flavour":"time32-syscall","call":"time","seconds":-2147483620}
@@ -24,7 +25,6 @@
 
 #include <errno.h>
 #include <stdint.h>
-#include <string.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -33,7 +33,7 @@
 struct observation {
 	int err;                 /* errno of a failed call, else 0 */
 	long long seconds;       /* the seconds value as the program sees it */
-	const char *frac_name;   /* "usec", "nsec" or NULL */
+	const char *frac_name;   /* PROBE_KEY("usec"), PROBE_KEY("nsec") or NULL */
 	long long frac;
 };
 
@@ -70,7 +70,7 @@ static void gettimeofday_sys32(struct observation *o)
 		return;
 	}
 	o->seconds = tv.tv_sec;
-	o->frac_name = "usec";
+	o->frac_name = PROBE_KEY("usec");
 	o->frac = tv.tv_usec;
 }
 
@@ -85,7 +85,7 @@ static void clock_gettime_sys32(struct observation *o)
 		return;
 	}
 	o->seconds = ts.tv_sec;
-	o->frac_name = "nsec";
+	o->frac_name = PROBE_KEY("nsec");
 	o->frac = ts.tv_nsec;
 }
 #define VARIANT(call) call##_sys32
@@ -116,7 +116,7 @@ static void gettimeofday_libc(struct observation *o)
 		return;
 	}
 	o->seconds = (long long)tv.tv_sec;
-	o->frac_name = "usec";
+	o->frac_name = PROBE_KEY("usec");
 	o->frac = tv.tv_usec;
 }
 
@@ -129,58 +129,49 @@ static void clock_gettime_libc(struct observation *o)
 		return;
 	}
 	o->seconds = (long long)ts.tv_sec;
-	o->frac_name = "nsec";
+	o->frac_name = PROBE_KEY("nsec");
 	o->frac = ts.tv_nsec;
 }
 #define VARIANT(call) call##_libc
 #endif
 
-static const struct {
-	const char *name;
-	void (*run)(struct observation *);
-} calls[] = {
-	{ "time",          VARIANT(time) },
-	{ "gettimeofday",  VARIANT(gettimeofday) },
-	{ "clock_gettime", VARIANT(clock_gettime) },
-};
-#define NCALLS (sizeof(calls) / sizeof(calls[0]))
-
-static void run_call(size_t i)
+static void run_call(const char *call, void (*variant)(struct observation *))
 {
 	struct observation o = { 0 };
 
-	calls[i].run(&o);
+	variant(&o);
 	if (o.err) {
-		probe_errno("clock", calls[i].name, o.err);
+		probe_errno("clock", call, o.err);
 		return;
 	}
-	probe_begin("clock", calls[i].name);
+	probe_begin("clock", call);
 	probe_i64("seconds", o.seconds);
 	if (o.frac_name)
 		probe_i64(o.frac_name, o.frac);
 	probe_end();
 }
 
+#define CALL(name) \
+	static void name##_run(void *ctx) { (void)ctx; run_call(#name, VARIANT(name)); }
+CALL(time)
+CALL(gettimeofday)
+CALL(clock_gettime)
+
+static const struct probe_call calls[] = {
+	{ "time",          time_run,          NULL, 0 },
+	{ "gettimeofday",  gettimeofday_run,  NULL, 0 },
+	{ "clock_gettime", clock_gettime_run, NULL, 0 },
+};
+
+static const struct probe clock_probe = {
+	.name = "clock",
+	.usage = "usage: clock [time|gettimeofday|clock_gettime ...]",
+	.calls = calls,
+	.ncalls = PROBE_COUNT(calls),
+	.select_calls = 1,
+};
+
 int main(int argc, char **argv)
 {
-	size_t i;
-	int a;
-
-	if (argc == 1) {
-		for (i = 0; i < NCALLS; i++)
-			run_call(i);
-		return 0;
-	}
-	/* Check every name before running anything. */
-	for (a = 1; a < argc; a++) {
-		for (i = 0; i < NCALLS && strcmp(argv[a], calls[i].name) != 0; i++)
-			;
-		if (i == NCALLS)
-			probe_usage("clock", "unknown call (expected time, gettimeofday or clock_gettime)");
-	}
-	for (a = 1; a < argc; a++)
-		for (i = 0; i < NCALLS; i++)
-			if (strcmp(argv[a], calls[i].name) == 0)
-				run_call(i);
-	return 0;
+	return probe_main(argc, argv, &clock_probe);
 }

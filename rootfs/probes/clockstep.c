@@ -3,6 +3,7 @@
  * usage: clockstep wait <seconds>     sleep that long on CLOCK_MONOTONIC
  *        clockstep hwclock <target>   read the RTC and the system clock after
  *                                     `hwclock --set` + `hwclock --hctosys`
+ *        clockstep --list             the calls it prints
  *
  * The runner's plan runs it for the `wait` and `hwclock` steps
  * (sandbox/runner.py). Built once, as a tool, in the machine's 64-bit time_t
@@ -68,7 +69,7 @@ static int wait_for(const char *arg)
 		ret = clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts);
 	while (ret == EINTR);
 	probe_begin("clockstep", "wait");
-	printf(",\"requested\":%g", seconds);
+	probe_number("requested", seconds);
 	probe_f64("elapsed", monotonic() - start);
 	probe_i64("realtime_before", before);
 	probe_i64("realtime_after", realtime());
@@ -126,13 +127,56 @@ static int after_hwclock(const char *arg)
 	return err ? 1 : 0;
 }
 
+/* A call's one argument, and the exit status it gives. */
+struct step {
+	const char *argument;
+	int status;
+};
+
+static struct step step;
+
+static void wait_run(void *ctx)
+{
+	struct step *s = ctx;
+
+	s->status = wait_for(s->argument);
+}
+
+static void hwclock_run(void *ctx)
+{
+	struct step *s = ctx;
+
+	s->status = after_hwclock(s->argument);
+}
+
+static const struct probe_call calls[] = {
+	{ "wait",    wait_run,    NULL, 0 },
+	{ "hwclock", hwclock_run, NULL, 0 },
+};
+
+/* `clockstep <call> <argument>`: the argument follows the call's name. */
+static int command(const struct probe *p, int argc, char **argv)
+{
+	struct step *s = p->ctx;
+	const struct probe_call *call;
+
+	if (argc != 3 || !(call = probe_find_call(p, argv[1])))
+		probe_usage("clockstep", USAGE);
+	s->argument = argv[2];
+	call->run(s);
+	return s->status;
+}
+
+static const struct probe clockstep = {
+	.name = "clockstep",
+	.usage = USAGE,
+	.calls = calls,
+	.ncalls = PROBE_COUNT(calls),
+	.ctx = &step,
+	.command = command,
+};
+
 int main(int argc, char **argv)
 {
-	if (argc != 3)
-		probe_usage("clockstep", USAGE);
-	if (strcmp(argv[1], "wait") == 0)
-		return wait_for(argv[2]);
-	if (strcmp(argv[1], "hwclock") == 0)
-		return after_hwclock(argv[2]);
-	probe_usage("clockstep", USAGE);
+	return probe_main(argc, argv, &clockstep);
 }

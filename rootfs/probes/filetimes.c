@@ -6,6 +6,7 @@
  *        filetimes              (self test: the default calls at
  *                                2038-01-19T03:14:08Z in a fresh folder
  *                                under $TMPDIR, removed afterwards)
+ *        filetimes --list       the calls it prints
  *   DIR    a directory on the filesystem under test (e.g. /mnt/ext4-128);
  *          the probe writes filetimes-<flavour>-<call> files there
  *   TIME   the atime and mtime to set, YYYY-MM-DDTHH:MM:SS[Z] (UTC, any
@@ -72,6 +73,8 @@ struct ctx {
 	const char *dir;
 	int64_t target;          /* TIME in seconds since the epoch */
 	int have_target;
+	int self_test;           /* no arguments: DIR is a fresh folder of our own */
+	char self_dir[4096];
 };
 
 /* A setter stores TIME (and NSEC) as atime and mtime of path; it returns 0
@@ -284,9 +287,9 @@ static void run_reader(const struct ctx *c, const char *call, reader_fn read)
 }
 
 #define SETTER(call) \
-	static void call##_run(const struct ctx *c) { run_setter(c, #call, VARIANT(call)); }
+	static void call##_run(void *c) { run_setter(c, #call, VARIANT(call)); }
 #define READER(call) \
-	static void call##_run(const struct ctx *c) { run_reader(c, #call, VARIANT(call)); }
+	static void call##_run(void *c) { run_reader(c, #call, VARIANT(call)); }
 SETTER(utimensat)
 SETTER(futimens)
 SETTER(utimes)
@@ -295,8 +298,9 @@ READER(statx)
 
 /* The last "<fs> filesystem being [re]mounted at <dir> supports timestamps
  * until <date> (0x<max>)" line of the kernel log for this dir. */
-static void mount_warning_run(const struct ctx *c)
+static void mount_warning_run(void *ctx)
 {
+	const struct ctx *c = ctx;
 	static const char tail[] = " supports timestamps until ";
 	char needle[4200], fs[64] = "";
 	unsigned long long until = 0;
@@ -341,97 +345,106 @@ static void mount_warning_run(const struct ctx *c)
 	probe_end();
 }
 
-static const struct {
-	const char *name;
-	int needs_time;
-	int by_default;
-	void (*run)(const struct ctx *);
-} calls[] = {
-	{ "utimensat",     1, 1, utimensat_run },
-	{ "futimens",      1, 1, futimens_run },
-	{ "utimes",        1, 1, utimes_run },
-	{ "stat",          1, 1, stat_run },
-	{ "statx",         1, 1, statx_run },
-	{ "mount_warning", 0, 0, mount_warning_run },
+#define NEEDS_TIME PROBE_FLAG_OWN   /* a call that needs TIME */
+
+static const struct probe_call calls[] = {
+	{ "utimensat",     utimensat_run,     NULL, NEEDS_TIME },
+	{ "futimens",      futimens_run,      NULL, NEEDS_TIME },
+	{ "utimes",        utimes_run,        NULL, NEEDS_TIME },
+	{ "stat",          stat_run,          NULL, NEEDS_TIME },
+	{ "statx",         statx_run,         NULL, NEEDS_TIME },
+	{ "mount_warning", mount_warning_run, NULL, PROBE_NAMED_ONLY },
 };
-#define NCALLS (sizeof(calls) / sizeof(calls[0]))
 
 /* ---- arguments --------------------------------------------------------- */
 
-static int call_index(const char *name)
+static struct ctx state;
+
+/* DIR [TIME]; no arguments: the self test (the default calls at the
+ * rollover second, in a fresh folder under $TMPDIR, removed afterwards). */
+static int parse(const struct probe *p, int argc, char **argv)
 {
-	size_t i;
+	struct ctx *c = p->ctx;
+	long long target;
 
-	for (i = 0; i < NCALLS; i++)
-		if (strcmp(name, calls[i].name) == 0)
-			return (int)i;
-	return -1;
-}
-
-/* No arguments (rootfs/Makefile `check`): every default call at the
- * rollover second, in a fresh folder under $TMPDIR, removed afterwards. */
-static int self_test(void)
-{
-	const char *tmp = getenv("TMPDIR");
-	char dir[4096], path[4200];
-	struct ctx c = { dir, 2147483648LL, 1 };
-	size_t i;
-
-	snprintf(dir, sizeof(dir), "%s/filetimes.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
-		fprintf(stderr, "%s: mkdtemp %s: %s\n", PROBE, dir, strerror(errno));
+	if (argc < 2) {
+		c->self_test = 1;
+		c->target = 2147483648LL;
+		c->have_target = 1;
+		return 0;
+	}
+	c->dir = argv[1];
+	if (argc < 3 || probe_find_call(p, argv[2]))
 		return 1;
-	}
-	for (i = 0; i < NCALLS; i++) {
-		if (!calls[i].by_default)
-			continue;
-		calls[i].run(&c);
-		snprintf(path, sizeof(path), "%s/filetimes-%s-%s", dir, PROBE_FLAVOUR, calls[i].name);
-		unlink(path);
-	}
-	return rmdir(dir) == 0 ? 0 : 1;
+	if (!probe_parse_utc(argv[2], &target))
+		probe_usage(PROBE, "TIME is YYYY-MM-DDTHH:MM:SS[Z], or an unknown call");
+	c->target = target;
+	c->have_target = 1;
+	return 2;
 }
 
-int main(int argc, char **argv)
+static int prepare(const struct probe *p, const struct probe_call *const *run, size_t n)
 {
-	struct ctx c = { 0 };
-	int first = 2, a, i, fd, chosen = 0;
+	struct ctx *c = p->ctx;
+	const char *tmp = getenv("TMPDIR");
+	char path[256];
+	size_t i;
+	int fd;
 
-	if (argc < 2)
-		return self_test();
-	c.dir = argv[1];
-	if (argc > 2 && call_index(argv[2]) < 0) {
-		long long target;
-
-		if (!probe_parse_utc(argv[2], &target))
-			probe_usage(PROBE, "TIME is YYYY-MM-DDTHH:MM:SS[Z], or an unknown call");
-		c.target = target;
-		c.have_target = 1;
-		first = 3;
+	for (i = 0; i < n; i++)
+		if ((run[i]->flags & NEEDS_TIME) && !c->have_target) {
+			snprintf(path, sizeof(path), "%s needs TIME; %s", run[i]->name, p->usage);
+			probe_usage(PROBE, path);
+		}
+	if (c->self_test) {
+		snprintf(c->self_dir, sizeof(c->self_dir), "%s/filetimes.XXXXXX",
+		         tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(c->self_dir)) {
+			fprintf(stderr, "%s: mkdtemp %s: %s\n", PROBE, c->self_dir, strerror(errno));
+			return 1;
+		}
+		c->dir = c->self_dir;
+		return 0;
 	}
-	/* Check every argument before running anything. */
-	for (a = first; a < argc; a++) {
-		i = call_index(argv[a]);
-		if (i < 0)
-			probe_usage(PROBE, "unknown call (expected utimensat, futimens, utimes, "
-			                   "stat, statx or mount_warning)");
-		if (calls[i].needs_time && !c.have_target)
-			probe_usage(PROBE, "this call needs TIME");
-		chosen = 1;
-	}
-	if (!chosen && !c.have_target)
-		probe_usage(PROBE, "the default calls need TIME");
 	/* open(), not stat(): a 32-bit stat() of a directory written after
 	 * 2038 fails with EOVERFLOW. */
-	if ((fd = open(c.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
-		fprintf(stderr, "%s: %s: %s\n", PROBE, c.dir, strerror(errno));
+	if ((fd = open(c->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		fprintf(stderr, "%s: %s: %s\n", PROBE, c->dir, strerror(errno));
 		return 1;
 	}
 	close(fd);
-	for (i = 0; !chosen && i < (int)NCALLS; i++)
-		if (calls[i].by_default)
-			calls[i].run(&c);
-	for (a = first; a < argc; a++)
-		calls[call_index(argv[a])].run(&c);
 	return 0;
+}
+
+/* The self test removes what it made. */
+static int finish(const struct probe *p)
+{
+	const struct ctx *c = p->ctx;
+	char path[4200];
+	size_t i;
+
+	if (!c->self_test)
+		return 0;
+	for (i = 0; i < p->ncalls; i++) {
+		snprintf(path, sizeof(path), "%s/filetimes-%s-%s", c->dir, PROBE_FLAVOUR, p->calls[i].name);
+		unlink(path);
+	}
+	return rmdir(c->dir) == 0 ? 0 : 1;
+}
+
+static const struct probe filetimes = {
+	.name = PROBE,
+	.usage = "usage: filetimes DIR [TIME] [utimensat|futimens|utimes|stat|statx|mount_warning ...]",
+	.calls = calls,
+	.ncalls = PROBE_COUNT(calls),
+	.select_calls = 1,
+	.ctx = &state,
+	.parse = parse,
+	.prepare = prepare,
+	.finish = finish,
+};
+
+int main(int argc, char **argv)
+{
+	return probe_main(argc, argv, &filetimes);
 }

@@ -65,8 +65,9 @@ static long futex_call(int op, const ftimespec *ts, uint32_t val3)
 	return syscall(FUTEX_NR, &word, op | FUTEX_PRIVATE_FLAG, 0, ts, NULL, val3);
 }
 
-static void run_wait(const char *probe, const struct waits_target *t)
+static void run_wait(void *ctx)
 {
+	const struct waits_target *t = ctx;
 	ftimespec ts;
 	double start;
 	int err = 0;
@@ -79,13 +80,14 @@ static void run_wait(const char *probe, const struct waits_target *t)
 		if (err != EINTR)
 			break;
 	}
-	waits_line(probe, "futex_wait", err, start);
+	waits_line(PROBE, "futex_wait", err, start);
 	probe_f64("delay", t->delay);
 	probe_end();
 }
 
-static void run_wait_bitset(const char *probe, const struct waits_target *t)
+static void run_wait_bitset(void *ctx)
 {
+	const struct waits_target *t = ctx;
 	ftimespec ts;
 	double start;
 	int err = 0;
@@ -99,20 +101,21 @@ static void run_wait_bitset(const char *probe, const struct waits_target *t)
 		if (err != EINTR)
 			break;
 	}
-	waits_line(probe, "futex_wait_bitset", err, start);
+	waits_line(PROBE, "futex_wait_bitset", err, start);
 	probe_i64("tv_sec", (long long)ts.tv_sec);
 	probe_end();
 }
 
-static void run_sem_timedwait(const char *probe, const struct waits_target *t)
+static void run_sem_timedwait(void *ctx)
 {
+	const struct waits_target *t = ctx;
 	struct timespec ts = waits_absolute(t);
 	sem_t sem;
 	double start;
 	int err = 0;
 
 	if (sem_init(&sem, 0, 0) != 0) {
-		waits_setup_failed(probe, "sem_timedwait", "sem_init", errno);
+		waits_setup_failed(PROBE, "sem_timedwait", "sem_init", errno);
 		return;
 	}
 	start = waits_monotonic();
@@ -121,21 +124,31 @@ static void run_sem_timedwait(const char *probe, const struct waits_target *t)
 		if (err != EINTR)
 			break;
 	}
-	waits_line(probe, "sem_timedwait", err, start);
+	waits_line(PROBE, "sem_timedwait", err, start);
 	probe_i64("tv_sec", (long long)ts.tv_sec);
 	probe_end();
 	sem_destroy(&sem);
 }
 
-static const struct waits_call calls[] = {
-	{ "futex_wait",        run_wait },
-	{ "futex_wait_bitset", run_wait_bitset },
-	{ "sem_timedwait",     run_sem_timedwait },
+static const struct probe_call calls[] = {
+	{ "futex_wait",        run_wait,          NULL, 0 },
+	{ "futex_wait_bitset", run_wait_bitset,   NULL, 0 },
+	{ "sem_timedwait",     run_sem_timedwait, NULL, 0 },
+};
+
+static struct waits_target target;
+
+static const struct probe futex = {
+	.name = PROBE,
+	.usage = "usage: " PROBE " " WAITS_USAGE,
+	.calls = calls,
+	.ncalls = PROBE_COUNT(calls),
+	.ctx = &target,
+	.parse = waits_parse,
+	.run = waits_run,
 };
 
 int main(int argc, char **argv)
 {
-	struct waits_target t = waits_target(PROBE, argc, argv);
-
-	return waits_run(PROBE, calls, sizeof(calls) / sizeof(calls[0]), &t);
+	return probe_main(argc, argv, &futex);
 }

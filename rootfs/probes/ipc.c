@@ -3,6 +3,7 @@
  * syscall and through libc, as a program of this flavour sees them.
  *
  * usage: ipc [shm|sem|msg ...]      (default: all three, in this order)
+ *        ipc --list                  the calls it prints
  *
  * For each kind a fresh private object is created, used, stat'ed and removed:
  *   shm  shmget, shmat (sets shm_atime), shmdt (sets shm_dtime)
@@ -100,25 +101,26 @@ struct message {
 };
 #define MESSAGE_TEXT "y2038"
 
-/* A raw time field: low word (signed, as a 32-bit time_t reads it) and high
- * word on 32-bit ABIs; the 64-bit value on 64-bit ABIs. */
+/* A raw time field f of *ds, printed as `key` and `high_key`: the low word
+ * (signed, as a 32-bit time_t reads it) and the high word on 32-bit ABIs;
+ * the 64-bit value alone on 64-bit ABIs. */
 #if __SIZEOF_LONG__ == 4
-#define PUT_RAW_TIME(ds, f) do {                              \
-		probe_i64(#f, (int32_t)(ds)->f);              \
-		probe_i64(#f "_high", (unsigned long)(ds)->f##_high); \
+#define PUT_RAW_TIME(ds, f, key, high_key) do {                   \
+		probe_i64(key, (int32_t)(ds)->f);                 \
+		probe_i64(high_key, (unsigned long)(ds)->f##_high); \
 	} while (0)
 #else
-#define PUT_RAW_TIME(ds, f) probe_i64(#f, (long long)(ds)->f)
+#define PUT_RAW_TIME(ds, f, key, high_key) probe_i64(key, (long long)(ds)->f)
 #endif
 
 /* A libc time field: 32-bit time_t structs carry glibc's __<f>_high word. */
 #if defined(__TIMESIZE) && __TIMESIZE == 32 && !defined(__USE_TIME_BITS64)
-#define PUT_LIBC_TIME(ds, f) do {                             \
-		probe_i64(#f, (long long)(ds)->f);            \
-		probe_i64(#f "_high", (long long)(ds)->__##f##_high); \
+#define PUT_LIBC_TIME(ds, f, key, high_key) do {                  \
+		probe_i64(key, (long long)(ds)->f);               \
+		probe_i64(high_key, (long long)(ds)->__##f##_high); \
 	} while (0)
 #else
-#define PUT_LIBC_TIME(ds, f) probe_i64(#f, (long long)(ds)->f)
+#define PUT_LIBC_TIME(ds, f, key, high_key) probe_i64(key, (long long)(ds)->f)
 #endif
 
 /* ------------------------------------------------------------------------
@@ -397,9 +399,9 @@ static void shm_stat(int id)
 	} else {
 		probe_begin(PROBE, "shm_stat_raw");
 		probe_str("entry", OPS.raw_entry);
-		PUT_RAW_TIME(&raw, shm_atime);
-		PUT_RAW_TIME(&raw, shm_dtime);
-		PUT_RAW_TIME(&raw, shm_ctime);
+		PUT_RAW_TIME(&raw, shm_atime, PROBE_KEY("shm_atime"), PROBE_KEY("shm_atime_high"));
+		PUT_RAW_TIME(&raw, shm_dtime, PROBE_KEY("shm_dtime"), PROBE_KEY("shm_dtime_high"));
+		PUT_RAW_TIME(&raw, shm_ctime, PROBE_KEY("shm_ctime"), PROBE_KEY("shm_ctime_high"));
 		probe_i64("shm_segsz", (long long)raw.shm_segsz);
 		probe_i64("shm_nattch", (long long)raw.shm_nattch);
 		probe_end();
@@ -413,9 +415,9 @@ static void shm_stat(int id)
 	}
 	probe_begin(PROBE, "shm_stat_libc");
 	probe_str("entry", "libc");
-	PUT_LIBC_TIME(&ds, shm_atime);
-	PUT_LIBC_TIME(&ds, shm_dtime);
-	PUT_LIBC_TIME(&ds, shm_ctime);
+	PUT_LIBC_TIME(&ds, shm_atime, PROBE_KEY("shm_atime"), PROBE_KEY("shm_atime_high"));
+	PUT_LIBC_TIME(&ds, shm_dtime, PROBE_KEY("shm_dtime"), PROBE_KEY("shm_dtime_high"));
+	PUT_LIBC_TIME(&ds, shm_ctime, PROBE_KEY("shm_ctime"), PROBE_KEY("shm_ctime_high"));
 	probe_i64("shm_segsz", (long long)ds.shm_segsz);
 	probe_i64("shm_nattch", (long long)ds.shm_nattch);
 	probe_end();
@@ -433,8 +435,8 @@ static void sem_stat(int id)
 	} else {
 		probe_begin(PROBE, "sem_stat_raw");
 		probe_str("entry", OPS.raw_entry);
-		PUT_RAW_TIME(&raw, sem_otime);
-		PUT_RAW_TIME(&raw, sem_ctime);
+		PUT_RAW_TIME(&raw, sem_otime, PROBE_KEY("sem_otime"), PROBE_KEY("sem_otime_high"));
+		PUT_RAW_TIME(&raw, sem_ctime, PROBE_KEY("sem_ctime"), PROBE_KEY("sem_ctime_high"));
 		probe_i64("sem_nsems", (long long)raw.sem_nsems);
 		probe_end();
 	}
@@ -447,8 +449,8 @@ static void sem_stat(int id)
 	}
 	probe_begin(PROBE, "sem_stat_libc");
 	probe_str("entry", "libc");
-	PUT_LIBC_TIME(&ds, sem_otime);
-	PUT_LIBC_TIME(&ds, sem_ctime);
+	PUT_LIBC_TIME(&ds, sem_otime, PROBE_KEY("sem_otime"), PROBE_KEY("sem_otime_high"));
+	PUT_LIBC_TIME(&ds, sem_ctime, PROBE_KEY("sem_ctime"), PROBE_KEY("sem_ctime_high"));
 	probe_i64("sem_nsems", (long long)ds.sem_nsems);
 	probe_end();
 }
@@ -464,9 +466,9 @@ static void msg_stat(int id)
 	} else {
 		probe_begin(PROBE, "msg_stat_raw");
 		probe_str("entry", OPS.raw_entry);
-		PUT_RAW_TIME(&raw, msg_stime);
-		PUT_RAW_TIME(&raw, msg_rtime);
-		PUT_RAW_TIME(&raw, msg_ctime);
+		PUT_RAW_TIME(&raw, msg_stime, PROBE_KEY("msg_stime"), PROBE_KEY("msg_stime_high"));
+		PUT_RAW_TIME(&raw, msg_rtime, PROBE_KEY("msg_rtime"), PROBE_KEY("msg_rtime_high"));
+		PUT_RAW_TIME(&raw, msg_ctime, PROBE_KEY("msg_ctime"), PROBE_KEY("msg_ctime_high"));
 		probe_i64("msg_qnum", (long long)raw.msg_qnum);
 		probe_end();
 	}
@@ -479,9 +481,9 @@ static void msg_stat(int id)
 	}
 	probe_begin(PROBE, "msg_stat_libc");
 	probe_str("entry", "libc");
-	PUT_LIBC_TIME(&ds, msg_stime);
-	PUT_LIBC_TIME(&ds, msg_rtime);
-	PUT_LIBC_TIME(&ds, msg_ctime);
+	PUT_LIBC_TIME(&ds, msg_stime, PROBE_KEY("msg_stime"), PROBE_KEY("msg_stime_high"));
+	PUT_LIBC_TIME(&ds, msg_rtime, PROBE_KEY("msg_rtime"), PROBE_KEY("msg_rtime_high"));
+	PUT_LIBC_TIME(&ds, msg_ctime, PROBE_KEY("msg_ctime"), PROBE_KEY("msg_ctime_high"));
 	probe_i64("msg_qnum", (long long)ds.msg_qnum);
 	probe_end();
 }
@@ -490,11 +492,12 @@ static void msg_stat(int id)
  * One sequence per kind. Objects are private and removed at the end
  * (through libc: the removal is not what this probe observes). */
 
-static void run_shm(void)
+static void run_shm(void *ctx)
 {
 	void *addr = NULL;
 	int id = OPS.shmget(4096);
 
+	(void)ctx;
 	if (report("shmget", OPS.entry, id == -1 ? -1 : 0) != 0)
 		return;
 	if (report("shmat", OPS.entry, OPS.shmat(id, &addr)) == 0)
@@ -503,11 +506,12 @@ static void run_shm(void)
 	shmctl(id, IPC_RMID, NULL);
 }
 
-static void run_sem(void)
+static void run_sem(void *ctx)
 {
 	struct sembuf up = { .sem_num = 0, .sem_op = 1, .sem_flg = 0 };
 	int id = OPS.semget();
 
+	(void)ctx;
 	if (report("semget", OPS.entry, id == -1 ? -1 : 0) != 0)
 		return;
 	report("semop", OPS.entry, OPS.semop(id, &up));
@@ -515,12 +519,13 @@ static void run_sem(void)
 	semctl(id, 0, IPC_RMID);
 }
 
-static void run_msg(void)
+static void run_msg(void *ctx)
 {
 	struct message out = { .mtype = 1, .mtext = MESSAGE_TEXT };
 	struct message in;
 	int id = OPS.msgget();
 
+	(void)ctx;
 	if (report("msgget", OPS.entry, id == -1 ? -1 : 0) != 0)
 		return;
 	if (report("msgsnd", OPS.entry, OPS.msgsnd(id, &out, sizeof(MESSAGE_TEXT))) == 0) {
@@ -532,36 +537,32 @@ static void run_msg(void)
 	msgctl(id, IPC_RMID, NULL);
 }
 
-static const struct {
-	const char *name;
-	void (*run)(void);
-} kinds[] = {
-	{ "shm", run_shm },
-	{ "sem", run_sem },
-	{ "msg", run_msg },
+/* The *_stat_libc lines exist where this flavour asks libc (OPS.libc_stat). */
+#ifdef PROBE_TIME32_SYSCALL
+#define LIBC_STAT(call)
+#else
+#define LIBC_STAT(call) , call
+#endif
+
+/* The words on the command line are kinds; each prints several calls. */
+static const struct probe_call kinds[] = {
+	{ "shm", run_shm, PROBE_PRINTS("shmget", "shmat", "shmdt", "shm_stat_raw"
+	                                LIBC_STAT("shm_stat_libc")), 0 },
+	{ "sem", run_sem, PROBE_PRINTS("semget", "semop", "sem_stat_raw"
+	                                LIBC_STAT("sem_stat_libc")), 0 },
+	{ "msg", run_msg, PROBE_PRINTS("msgget", "msgsnd", "msgrcv", "msg_stat_raw"
+	                                LIBC_STAT("msg_stat_libc")), 0 },
 };
-#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+static const struct probe ipc = {
+	.name = PROBE,
+	.usage = "usage: ipc [shm|sem|msg ...]",
+	.calls = kinds,
+	.ncalls = PROBE_COUNT(kinds),
+	.select_calls = 1,
+};
 
 int main(int argc, char **argv)
 {
-	size_t i;
-	int a;
-
-	if (argc == 1) {
-		for (i = 0; i < NKINDS; i++)
-			kinds[i].run();
-		return 0;
-	}
-	/* Check every name before running anything. */
-	for (a = 1; a < argc; a++) {
-		for (i = 0; i < NKINDS && strcmp(argv[a], kinds[i].name) != 0; i++)
-			;
-		if (i == NKINDS)
-			probe_usage(PROBE, "unknown kind (expected shm, sem or msg)");
-	}
-	for (a = 1; a < argc; a++)
-		for (i = 0; i < NKINDS; i++)
-			if (strcmp(argv[a], kinds[i].name) == 0)
-				kinds[i].run();
-	return 0;
+	return probe_main(argc, argv, &ipc);
 }

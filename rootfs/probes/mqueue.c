@@ -116,24 +116,34 @@ static void run(const char *probe, const char *call, int full,
 	mq_close(q);
 }
 
-static void run_send(const char *probe, const struct waits_target *t)
+static void run_send(void *ctx)
 {
-	run(probe, "mq_timedsend", 1, VARIANT(timedsend), t);
+	run(PROBE, "mq_timedsend", 1, VARIANT(timedsend), ctx);
 }
 
-static void run_receive(const char *probe, const struct waits_target *t)
+static void run_receive(void *ctx)
 {
-	run(probe, "mq_timedreceive", 0, VARIANT(timedreceive), t);
+	run(PROBE, "mq_timedreceive", 0, VARIANT(timedreceive), ctx);
 }
 
-static const struct waits_call calls[] = {
-	{ "mq_timedsend",    run_send },
-	{ "mq_timedreceive", run_receive },
+static const struct probe_call calls[] = {
+	{ "mq_timedsend",    run_send,    NULL, 0 },
+	{ "mq_timedreceive", run_receive, NULL, 0 },
+};
+
+static struct waits_target target;
+
+static const struct probe mqueue = {
+	.name = PROBE,
+	.usage = "usage: " PROBE " " WAITS_USAGE,
+	.calls = calls,
+	.ncalls = PROBE_COUNT(calls),
+	.ctx = &target,
+	.parse = waits_parse,
+	.run = waits_run,
 };
 
 int main(int argc, char **argv)
 {
-	struct waits_target t = waits_target(PROBE, argc, argv);
-
-	return waits_run(PROBE, calls, sizeof(calls) / sizeof(calls[0]), &t);
+	return probe_main(argc, argv, &mqueue);
 }

@@ -61,6 +61,12 @@ void probe_f64(const char *key, double seconds)
 	printf("%.6f", seconds);
 }
 
+void probe_number(const char *key, double value)
+{
+	put_key(key);
+	printf("%g", value);
+}
+
 void probe_end(void)
 {
 	fputs("}\n", stdout);
@@ -127,4 +133,92 @@ int probe_parse_utc(const char *text, long long *seconds)
 		return 0;
 	*seconds = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
 	return 1;
+}
+
+/* ---- probe_main ------------------------------------------------------- */
+
+const struct probe_call *probe_find_call(const struct probe *p, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < p->ncalls; i++)
+		if (strcmp(name, p->calls[i].name) == 0)
+			return &p->calls[i];
+	return NULL;
+}
+
+static void list_calls(const struct probe *p)
+{
+	const char *const *name;
+	size_t i;
+
+	for (i = 0; i < p->ncalls; i++) {
+		if (!p->calls[i].prints) {
+			puts(p->calls[i].name);
+			continue;
+		}
+		for (name = p->calls[i].prints; *name; name++)
+			puts(*name);
+	}
+}
+
+/* "'<word>' is not a call (expected a, b or c)", then exit 2. */
+static void unknown_call(const struct probe *p, const char *word)
+{
+	char message[1024];
+	size_t used, i;
+
+	used = (size_t)snprintf(message, sizeof(message), "'%s' is not a call (expected ", word);
+	for (i = 0; i < p->ncalls && used < sizeof(message); i++)
+		used += (size_t)snprintf(message + used, sizeof(message) - used, "%s%s",
+		                         i == 0 ? "" : i + 1 == p->ncalls ? " or " : ", ",
+		                         p->calls[i].name);
+	if (used < sizeof(message))
+		snprintf(message + used, sizeof(message) - used, ")");
+	probe_usage(p->name, message);
+}
+
+int probe_main(int argc, char **argv, const struct probe *p)
+{
+	const struct probe_call **chosen;
+	size_t n = 0, i;
+	int first = 1, a, status = 0, done;
+
+	if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+		list_calls(p);
+		return fflush(stdout) == 0 ? 0 : 1;
+	}
+	if (p->command)
+		return p->command(p, argc, argv);
+	if (p->parse)
+		first += p->parse(p, argc, argv);
+	if (first < argc && !p->select_calls)
+		probe_usage(p->name, p->usage);
+	chosen = calloc((size_t)argc + p->ncalls, sizeof(*chosen));
+	if (!chosen) {
+		perror(p->name);
+		return 1;
+	}
+	/* Check every name before running anything. */
+	for (a = first; a < argc; a++) {
+		if (!(chosen[n++] = probe_find_call(p, argv[a])))
+			unknown_call(p, argv[a]);
+	}
+	if (n == 0)
+		for (i = 0; i < p->ncalls; i++)
+			if (!(p->calls[i].flags & PROBE_NAMED_ONLY))
+				chosen[n++] = &p->calls[i];
+	if (p->prepare && (status = p->prepare(p, chosen, n)) != 0) {
+		free(chosen);
+		return status;
+	}
+	if (p->run)
+		status = p->run(p, chosen, n);
+	else
+		for (i = 0; i < n; i++)
+			chosen[i]->run(p->ctx);
+	if (p->finish && (done = p->finish(p)) != 0 && status == 0)
+		status = done;
+	free(chosen);
+	return status;
 }

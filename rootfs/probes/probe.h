@@ -15,10 +15,15 @@
  *   probe_end();
  * or, when the call failed:
  *   probe_errno("clock", "time", errno);
+ *
+ * A probe's main() is one call of probe_main() with its description: its
+ * name, its table of calls and how its arguments are read (struct probe,
+ * below). probe_main() also answers `<probe> --list`.
  */
 #ifndef PROBE_H
 #define PROBE_H
 
+#include <stddef.h>
 #include <time.h>
 
 #ifndef PROBE_FLAVOUR
@@ -43,11 +48,20 @@ void probe_i64(const char *key, long long value);
 void probe_str(const char *key, const char *value);
 /* Add a seconds field with microsecond digits ("elapsed":2.000131). */
 void probe_f64(const char *key, double seconds);
+/* Add a number field in its shortest form, %g ("requested":2.5). */
+void probe_number(const char *key, double value);
 /* Close the line and flush it. */
 void probe_end(void);
 
+/* A field key written where a helper passes it on to one of the functions
+ * above: probe_i64(key, ...) in the helper, PROBE_KEY("seconds") at the
+ * call. The manifest test (pytest/unit/test_probe_calls.py) reads the keys
+ * of a probe's source in these two forms. */
+#define PROBE_KEY(key) key
+
 /* One whole line reporting a failed call: "errno":"EOVERFLOW". */
 void probe_errno(const char *probe, const char *call, int err);
+
 
 /* The symbolic name of an errno value ("EOVERFLOW"); "E<number>" if glibc
  * does not know it. The result is valid until the next call. */
@@ -60,5 +74,57 @@ int probe_parse_utc(const char *text, long long *seconds);
 
 /* Print "<prog>: <message>" on stderr and exit 2 (usage error). */
 void probe_usage(const char *prog, const char *message) __attribute__((noreturn));
+
+/* ---- a probe described by data ----------------------------------------
+ *
+ * The command line is `<probe> [argument...] [call...]`: probe.parse reads
+ * the probe's own leading arguments, the words after them name calls of the
+ * table (when probe.select_calls), run in the order given; with no call
+ * named, every call not marked PROBE_NAMED_ONLY runs, in table order.
+ * Every word is checked before anything runs: a bad one is a usage error
+ * (exit 2). `<probe> --list` alone prints the call names this binary can
+ * print, one per line, and exits 0 without calling anything.
+ */
+struct probe;
+
+struct probe_call {
+	const char *name;               /* its name in argv, and its line's "call" */
+	void (*run)(void *ctx);         /* print its line(s); ctx is probe.ctx */
+	const char *const *prints;      /* the calls its lines name, when not just
+	                                 * `name` (NULL-terminated; PROBE_PRINTS) */
+	unsigned flags;                 /* PROBE_NAMED_ONLY, and the probe's own */
+};
+#define PROBE_PRINTS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+#define PROBE_NAMED_ONLY 1u             /* runs only when named in argv */
+#define PROBE_FLAG_OWN 0x100u           /* from this bit on: the probe's own flags */
+
+struct probe {
+	const char *name;               /* the "probe" of every line */
+	const char *usage;              /* "usage: clock [call...]" */
+	const struct probe_call *calls;
+	size_t ncalls;
+	int select_calls;               /* the words after the arguments name calls */
+	void *ctx;                      /* handed to every hook and call */
+	/* The probe's leading arguments, argv[1] on: returns how many it took.
+	 * NULL: none. Calls probe_usage() on a malformed one. */
+	int (*parse)(const struct probe *p, int argc, char **argv);
+	/* After every argument was checked, before any call runs: an exit
+	 * status, 0 to go on. NULL: nothing to do. */
+	int (*prepare)(const struct probe *p, const struct probe_call *const *run, size_t n);
+	/* Runs the chosen calls. NULL: one after the other, in order. */
+	int (*run)(const struct probe *p, const struct probe_call *const *run, size_t n);
+	/* After the calls ran: an exit status. NULL: 0. */
+	int (*finish)(const struct probe *p);
+	/* A tool whose command line is not `[argument...] [call...]` reads it
+	 * itself: probe_main() answers --list, then hands over to this. */
+	int (*command)(const struct probe *p, int argc, char **argv);
+};
+#define PROBE_COUNT(table) (sizeof(table) / sizeof((table)[0]))
+
+/* The call of that name in the table, or NULL. */
+const struct probe_call *probe_find_call(const struct probe *p, const char *name);
+
+/* Read argv as described by *p, run the calls: the exit status of main(). */
+int probe_main(int argc, char **argv, const struct probe *p);
 
 #endif

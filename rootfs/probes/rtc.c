@@ -1,6 +1,7 @@
 /* rtc - did the kernel set the system clock from the RTC at boot?
  *
  * usage: rtc
+ *        rtc --list       the calls it prints
  *
  * Three JSON lines, read in this order:
  *   {"probe":"rtc","flavour":"time64","call":"hctosys","value":1}
@@ -54,10 +55,23 @@ static void report_file(const char *call, const char *path, const char *field)
 	probe_end();
 }
 
-static void report_clock(void)
+static void hctosys_run(void *ctx)
+{
+	(void)ctx;
+	report_file("hctosys", RTC_SYSFS "hctosys", PROBE_KEY("value"));
+}
+
+static void since_epoch_run(void *ctx)
+{
+	(void)ctx;
+	report_file("since_epoch", RTC_SYSFS "since_epoch", PROBE_KEY("seconds"));
+}
+
+static void clock_gettime_run(void *ctx)
 {
 	struct timespec ts;
 
+	(void)ctx;
 	if (clock_gettime(CLOCK_REALTIME, &ts) != 0) {
 		probe_errno("rtc", "clock_gettime", errno);
 		return;
@@ -67,13 +81,20 @@ static void report_clock(void)
 	probe_end();
 }
 
+static const struct probe_call calls[] = {
+	{ "hctosys",       hctosys_run,       NULL, 0 },
+	{ "since_epoch",   since_epoch_run,   NULL, 0 },
+	{ "clock_gettime", clock_gettime_run, NULL, 0 },
+};
+
+static const struct probe rtc = {
+	.name = "rtc",
+	.usage = "usage: rtc (no arguments)",
+	.calls = calls,
+	.ncalls = PROBE_COUNT(calls),
+};
+
 int main(int argc, char **argv)
 {
-	(void)argv;
-	if (argc != 1)
-		probe_usage("rtc", "takes no arguments");
-	report_file("hctosys", RTC_SYSFS "hctosys", "value");
-	report_file("since_epoch", RTC_SYSFS "since_epoch", "seconds");
-	report_clock();
-	return 0;
+	return probe_main(argc, argv, &rtc);
 }

@@ -2,6 +2,7 @@
  * time32 policy (kernel.time32_syscalls, kernel-series/) made of them.
  *
  * usage: time32
+ *        time32 --list    the calls it prints (and nothing else: safe anywhere)
  *
  * One JSON line per call, in table order, then two lines about this task:
  *   {"probe":"time32","flavour":"time32-syscall","call":"clock_gettime","seconds":2147483600}
@@ -67,7 +68,7 @@
 struct result {
 	int err;                /* errno of a failed call, else 0 */
 	const char *skipped;    /* why the call was not made, else NULL */
-	const char *field;      /* a value worth reporting, else NULL */
+	const char *field;      /* PROBE_KEY() of a value worth reporting, else NULL */
 	long long value;
 	int signal;             /* the signal that killed a child, else 0 */
 };
@@ -101,7 +102,7 @@ static void clock_gettime_call(struct result *r)
 	check(r, syscall(__NR_clock_gettime, CLOCK_REALTIME, &ts));
 	if (!r->err)
 		check(r, syscall(__NR_clock_gettime, CLOCK_REALTIME, &ts));
-	ok(r, "seconds", ts.tv_sec);
+	ok(r, PROBE_KEY("seconds"), ts.tv_sec);
 }
 
 static void clock_getres_call(struct result *r)
@@ -109,7 +110,7 @@ static void clock_getres_call(struct result *r)
 	struct old_timespec32 ts;
 
 	check(r, syscall(__NR_clock_getres, CLOCK_MONOTONIC, &ts));
-	ok(r, "nsec", ts.tv_nsec);
+	ok(r, PROBE_KEY("nsec"), ts.tv_nsec);
 }
 
 static void clock_settime_call(struct result *r)
@@ -123,7 +124,7 @@ static void clock_adjtime_call(struct result *r)
 	long state = syscall(__NR_clock_adjtime, CLOCK_REALTIME, &tx);
 
 	check(r, state);
-	ok(r, "state", state);
+	ok(r, PROBE_KEY("state"), state);
 }
 
 static void adjtimex_call(struct result *r)
@@ -132,7 +133,7 @@ static void adjtimex_call(struct result *r)
 	long state = syscall(__NR_adjtimex, &tx);
 
 	check(r, state);
-	ok(r, "state", state);
+	ok(r, PROBE_KEY("state"), state);
 }
 
 static void clock_nanosleep_call(struct result *r)
@@ -155,7 +156,7 @@ static void time_call(struct result *r)
 	ret = syscall(__NR_time, &t);
 	if (ret == -1 && t != -errno)   /* see clock.c: -1..-4095 can be a time */
 		r->err = errno;
-	ok(r, "seconds", t);
+	ok(r, PROBE_KEY("seconds"), t);
 #else
 	r->skipped = SKIPPED;            /* ARM EABI never had time(2) */
 #endif
@@ -207,7 +208,7 @@ static void ppoll_call(struct result *r)
 	long ready = syscall(__NR_ppoll, NULL, 0, &zero, NULL, 8);
 
 	check(r, ready);
-	ok(r, "ready", ready);
+	ok(r, PROBE_KEY("ready"), ready);
 }
 
 static void pselect6_call(struct result *r)
@@ -215,7 +216,7 @@ static void pselect6_call(struct result *r)
 	long ready = syscall(__NR_pselect6, 0, NULL, NULL, NULL, &zero, NULL);
 
 	check(r, ready);
-	ok(r, "ready", ready);
+	ok(r, PROBE_KEY("ready"), ready);
 }
 
 static void rt_sigtimedwait_call(struct result *r)
@@ -309,7 +310,7 @@ static void gettimeofday_call(struct result *r)
 	struct old_timeval32 tv;
 
 	check(r, syscall(__NR_gettimeofday, &tv, NULL));
-	ok(r, "seconds", tv.tv_sec);
+	ok(r, PROBE_KEY("seconds"), tv.tv_sec);
 }
 
 #else /* the C library */
@@ -324,7 +325,7 @@ static void clock_gettime_call(struct result *r)
 	check(r, clock_gettime(CLOCK_REALTIME, &ts));
 	if (!r->err)
 		check(r, clock_gettime(CLOCK_REALTIME, &ts));
-	ok(r, "seconds", (long long)ts.tv_sec);
+	ok(r, PROBE_KEY("seconds"), (long long)ts.tv_sec);
 }
 
 static void clock_getres_call(struct result *r)
@@ -332,7 +333,7 @@ static void clock_getres_call(struct result *r)
 	struct timespec ts;
 
 	check(r, clock_getres(CLOCK_MONOTONIC, &ts));
-	ok(r, "nsec", ts.tv_nsec);
+	ok(r, PROBE_KEY("nsec"), ts.tv_nsec);
 }
 
 static void clock_settime_call(struct result *r)
@@ -346,7 +347,7 @@ static void clock_adjtime_call(struct result *r)
 	int state = clock_adjtime(CLOCK_REALTIME, &tx);
 
 	check(r, state);
-	ok(r, "state", state);
+	ok(r, PROBE_KEY("state"), state);
 }
 
 static void adjtimex_call(struct result *r)
@@ -355,7 +356,7 @@ static void adjtimex_call(struct result *r)
 	int state = adjtimex(&tx);
 
 	check(r, state);
-	ok(r, "state", state);
+	ok(r, PROBE_KEY("state"), state);
 }
 
 static void clock_nanosleep_call(struct result *r)
@@ -376,7 +377,7 @@ static void time_call(struct result *r)
 	t = time(NULL);
 	if (t == (time_t)-1 && errno != 0)
 		r->err = errno;
-	ok(r, "seconds", (long long)t);
+	ok(r, PROBE_KEY("seconds"), (long long)t);
 }
 
 static void stime_call(struct result *r)
@@ -436,7 +437,7 @@ static void ppoll_call(struct result *r)
 	int ready = ppoll(NULL, 0, &zero, NULL);
 
 	check(r, ready);
-	ok(r, "ready", ready);
+	ok(r, PROBE_KEY("ready"), ready);
 }
 
 static void pselect6_call(struct result *r)
@@ -444,7 +445,7 @@ static void pselect6_call(struct result *r)
 	int ready = pselect(0, NULL, NULL, NULL, &zero, NULL);
 
 	check(r, ready);
-	ok(r, "ready", ready);
+	ok(r, PROBE_KEY("ready"), ready);
 }
 
 static void rt_sigtimedwait_call(struct result *r)
@@ -537,51 +538,17 @@ static void gettimeofday_call(struct result *r)
 	struct timeval tv;
 
 	check(r, gettimeofday(&tv, NULL));
-	ok(r, "seconds", (long long)tv.tv_sec);
+	ok(r, PROBE_KEY("seconds"), (long long)tv.tv_sec);
 }
 #endif
 
-static const struct {
-	const char *name;
-	void (*run)(struct result *);
-} calls[] = {
-	{ "clock_gettime",         clock_gettime_call },
-	{ "clock_getres",          clock_getres_call },
-	{ "clock_settime",         clock_settime_call },
-	{ "clock_adjtime",         clock_adjtime_call },
-	{ "adjtimex",              adjtimex_call },
-	{ "clock_nanosleep",       clock_nanosleep_call },
-	{ "nanosleep",             nanosleep_call },
-	{ "time",                  time_call },
-	{ "stime",                 stime_call },
-	{ "utime",                 utime_call },
-	{ "utimes",                utimes_call },
-	{ "futimesat",             futimesat_call },
-	{ "utimensat",             utimensat_call },
-	{ "futex",                 futex_call },
-	{ "ppoll",                 ppoll_call },
-	{ "pselect6",              pselect6_call },
-	{ "rt_sigtimedwait",       rt_sigtimedwait_call },
-	{ "sched_rr_get_interval", sched_rr_get_interval_call },
-	{ "timer_settime",         timer_settime_call },
-	{ "timer_gettime",         timer_gettime_call },
-	{ "timerfd_settime",       timerfd_settime_call },
-	{ "timerfd_gettime",       timerfd_gettime_call },
-	{ "mq_timedsend",          mq_timedsend_call },
-	{ "mq_timedreceive",       mq_timedreceive_call },
-	{ "semtimedop",            semtimedop_call },
-	{ "recvmmsg",              recvmmsg_call },
-	{ "gettimeofday",          gettimeofday_call },
-};
-#define NCALLS (sizeof(calls) / sizeof(calls[0]))
-
-static void run_call(size_t i)
+static void run_call(const char *call, void (*variant)(struct result *))
 {
 	struct result r = { 0 };
 
-	calls[i].run(&r);
+	variant(&r);
 	if (r.skipped) {
-		probe_begin(PROBE, calls[i].name);
+		probe_begin(PROBE, call);
 		probe_str("skipped", r.skipped);
 		probe_end();
 	} else if (r.signal) {
@@ -589,26 +556,57 @@ static void run_call(size_t i)
 
 		snprintf(name, sizeof(name), "SIG%s",
 			 sigabbrev_np(r.signal) ? sigabbrev_np(r.signal) : "?");
-		probe_begin(PROBE, calls[i].name);
+		probe_begin(PROBE, call);
 		probe_str("signal", name);
 		probe_end();
 	} else if (r.err) {
-		probe_errno(PROBE, calls[i].name, r.err);
+		probe_errno(PROBE, call, r.err);
 	} else {
-		probe_begin(PROBE, calls[i].name);
+		probe_begin(PROBE, call);
 		if (r.field)
 			probe_i64(r.field, r.value);
 		probe_end();
 	}
 }
 
+#define CALL(name) \
+	static void name##_run(void *ctx) { (void)ctx; run_call(#name, name##_call); }
+CALL(clock_gettime)
+CALL(clock_getres)
+CALL(clock_settime)
+CALL(clock_adjtime)
+CALL(adjtimex)
+CALL(clock_nanosleep)
+CALL(nanosleep)
+CALL(time)
+CALL(stime)
+CALL(utime)
+CALL(utimes)
+CALL(futimesat)
+CALL(utimensat)
+CALL(futex)
+CALL(ppoll)
+CALL(pselect6)
+CALL(rt_sigtimedwait)
+CALL(sched_rr_get_interval)
+CALL(timer_settime)
+CALL(timer_gettime)
+CALL(timerfd_settime)
+CALL(timerfd_gettime)
+CALL(mq_timedsend)
+CALL(mq_timedreceive)
+CALL(semtimedop)
+CALL(recvmmsg)
+CALL(gettimeofday)
+
 /* "Time32_syscalls:" from /proc/self/status. */
-static void report_status(void)
+static void status_run(void *ctx)
 {
 	char line[256];
 	long long count = -1;
 	FILE *status = fopen("/proc/self/status", "r");
 
+	(void)ctx;
 	if (!status) {
 		probe_errno(PROBE, "status", errno);
 		return;
@@ -639,7 +637,7 @@ static void own_comm(char *comm, size_t size)
 
 /* The policy's reports about this task in the kernel log: lines
  * "time32: <comm>[<pid>] called <syscall> (allowed|denied)". */
-static void report_kmsg(void)
+static void kmsg_run(void *ctx)
 {
 	char record[1024], comm[32], prefix[80], first[64] = "";
 	long long reported = 0, denied = 0;
@@ -647,6 +645,7 @@ static void report_kmsg(void)
 	ssize_t n;
 	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 
+	(void)ctx;
 	if (fd < 0) {
 		probe_errno(PROBE, "kmsg", errno);
 		return;
@@ -678,24 +677,69 @@ static void report_kmsg(void)
 	probe_end();
 }
 
-int main(int argc, char **argv)
-{
-	size_t i;
-	int fd;
+static const struct probe_call calls[] = {
+	{ "clock_gettime",         clock_gettime_run,         NULL, 0 },
+	{ "clock_getres",          clock_getres_run,          NULL, 0 },
+	{ "clock_settime",         clock_settime_run,         NULL, 0 },
+	{ "clock_adjtime",         clock_adjtime_run,         NULL, 0 },
+	{ "adjtimex",              adjtimex_run,              NULL, 0 },
+	{ "clock_nanosleep",       clock_nanosleep_run,       NULL, 0 },
+	{ "nanosleep",             nanosleep_run,             NULL, 0 },
+	{ "time",                  time_run,                  NULL, 0 },
+	{ "stime",                 stime_run,                 NULL, 0 },
+	{ "utime",                 utime_run,                 NULL, 0 },
+	{ "utimes",                utimes_run,                NULL, 0 },
+	{ "futimesat",             futimesat_run,             NULL, 0 },
+	{ "utimensat",             utimensat_run,             NULL, 0 },
+	{ "futex",                 futex_run,                 NULL, 0 },
+	{ "ppoll",                 ppoll_run,                 NULL, 0 },
+	{ "pselect6",              pselect6_run,              NULL, 0 },
+	{ "rt_sigtimedwait",       rt_sigtimedwait_run,       NULL, 0 },
+	{ "sched_rr_get_interval", sched_rr_get_interval_run, NULL, 0 },
+	{ "timer_settime",         timer_settime_run,         NULL, 0 },
+	{ "timer_gettime",         timer_gettime_run,         NULL, 0 },
+	{ "timerfd_settime",       timerfd_settime_run,       NULL, 0 },
+	{ "timerfd_gettime",       timerfd_gettime_run,       NULL, 0 },
+	{ "mq_timedsend",          mq_timedsend_run,          NULL, 0 },
+	{ "mq_timedreceive",       mq_timedreceive_run,       NULL, 0 },
+	{ "semtimedop",            semtimedop_run,            NULL, 0 },
+	{ "recvmmsg",              recvmmsg_run,              NULL, 0 },
+	{ "gettimeofday",          gettimeofday_run,          NULL, 0 },
+	{ "status",                status_run,                NULL, 0 },
+	{ "kmsg",                  kmsg_run,                  NULL, 0 },
+};
 
-	(void)argv;
-	if (argc != 1)
-		probe_usage(PROBE, "takes no arguments");
-	fd = mkstemp(scratch);
+/* The file the file-time calls touch, made before them. */
+static int make_scratch(const struct probe *p, const struct probe_call *const *run, size_t n)
+{
+	int fd = mkstemp(scratch);
+
+	(void)p, (void)run, (void)n;
 	if (fd < 0) {
 		perror("time32: mkstemp");
 		return 1;
 	}
 	close(fd);
-	for (i = 0; i < NCALLS; i++)
-		run_call(i);
-	unlink(scratch);
-	report_status();
-	report_kmsg();
 	return 0;
+}
+
+static int remove_scratch(const struct probe *p)
+{
+	(void)p;
+	unlink(scratch);
+	return 0;
+}
+
+static const struct probe time32 = {
+	.name = PROBE,
+	.usage = "usage: time32 (no arguments)",
+	.calls = calls,
+	.ncalls = PROBE_COUNT(calls),
+	.prepare = make_scratch,
+	.finish = remove_scratch,
+};
+
+int main(int argc, char **argv)
+{
+	return probe_main(argc, argv, &time32);
 }

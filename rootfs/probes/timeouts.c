@@ -135,9 +135,10 @@ static int silent_pipe(const char *probe, const char *call)
 	return p[0];      /* the write end stays open and silent */
 }
 
-static void run_ppoll(const char *probe, const struct waits_target *t)
+static void run_ppoll(void *ctx)
 {
-	struct pollfd fd = { .fd = silent_pipe(probe, "ppoll"), .events = POLLIN };
+	const struct waits_target *t = ctx;
+	struct pollfd fd = { .fd = silent_pipe(PROBE, "ppoll"), .events = POLLIN };
 	double start;
 	long ret;
 
@@ -145,12 +146,13 @@ static void run_ppoll(const char *probe, const struct waits_target *t)
 		return;
 	start = waits_monotonic();
 	ret = VARIANT(ppoll)(&fd, t);
-	report(probe, "ppoll", ret, errno, start, t, 1);
+	report(PROBE, "ppoll", ret, errno, start, t, 1);
 }
 
-static void run_pselect(const char *probe, const struct waits_target *t)
+static void run_pselect(void *ctx)
 {
-	int fd = silent_pipe(probe, "pselect6");
+	const struct waits_target *t = ctx;
+	int fd = silent_pipe(PROBE, "pselect6");
 	fd_set set;
 	double start;
 	long ret;
@@ -161,11 +163,12 @@ static void run_pselect(const char *probe, const struct waits_target *t)
 	FD_SET(fd, &set);
 	start = waits_monotonic();
 	ret = VARIANT(pselect)(fd, &set, t);
-	report(probe, "pselect6", ret, errno, start, t, 1);
+	report(PROBE, "pselect6", ret, errno, start, t, 1);
 }
 
-static void run_sigtimedwait(const char *probe, const struct waits_target *t)
+static void run_sigtimedwait(void *ctx)
 {
+	const struct waits_target *t = ctx;
 	sigset_t set;
 	double start;
 	long ret;
@@ -175,11 +178,12 @@ static void run_sigtimedwait(const char *probe, const struct waits_target *t)
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	start = waits_monotonic();
 	ret = VARIANT(sigtimedwait)(&set, t);
-	report(probe, "rt_sigtimedwait", ret, errno, start, t, 0);
+	report(PROBE, "rt_sigtimedwait", ret, errno, start, t, 0);
 }
 
-static void run_semtimedop(const char *probe, const struct waits_target *t)
+static void run_semtimedop(void *ctx)
 {
+	const struct waits_target *t = ctx;
 	struct sembuf op = { .sem_num = 0, .sem_op = -1, .sem_flg = 0 };
 	int id = semget(IPC_PRIVATE, 1, 0600);
 	double start;
@@ -187,26 +191,36 @@ static void run_semtimedop(const char *probe, const struct waits_target *t)
 	int err;
 
 	if (id < 0) {
-		waits_setup_failed(probe, "semtimedop", "semget", errno);
+		waits_setup_failed(PROBE, "semtimedop", "semget", errno);
 		return;
 	}
 	start = waits_monotonic();
 	ret = VARIANT(semtimedop)(id, &op, t);
 	err = errno;
 	semctl(id, 0, IPC_RMID);
-	report(probe, "semtimedop", ret, err, start, t, 0);
+	report(PROBE, "semtimedop", ret, err, start, t, 0);
 }
 
-static const struct waits_call calls[] = {
-	{ "ppoll",           run_ppoll },
-	{ "pselect6",        run_pselect },
-	{ "rt_sigtimedwait", run_sigtimedwait },
-	{ "semtimedop",      run_semtimedop },
+static const struct probe_call calls[] = {
+	{ "ppoll",           run_ppoll,        NULL, 0 },
+	{ "pselect6",        run_pselect,      NULL, 0 },
+	{ "rt_sigtimedwait", run_sigtimedwait, NULL, 0 },
+	{ "semtimedop",      run_semtimedop,   NULL, 0 },
+};
+
+static struct waits_target target;
+
+static const struct probe timeouts = {
+	.name = PROBE,
+	.usage = "usage: " PROBE " " WAITS_USAGE,
+	.calls = calls,
+	.ncalls = PROBE_COUNT(calls),
+	.ctx = &target,
+	.parse = waits_parse,
+	.run = waits_run,
 };
 
 int main(int argc, char **argv)
 {
-	struct waits_target t = waits_target(PROBE, argc, argv);
-
-	return waits_run(PROBE, calls, sizeof(calls) / sizeof(calls[0]), &t);
+	return probe_main(argc, argv, &timeouts);
 }

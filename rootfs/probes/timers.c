@@ -1,6 +1,7 @@
 /* timers - timers armed before the 2038 rollover and due after it.
  *
  * usage: timers [target]      (target: see waits.h; default "+2")
+ *        timers --list        the calls it prints
  *
  * All at once, each in its own process (waits.h):
  *   timer_settime    POSIX timer on CLOCK_REALTIME, TIMER_ABSTIME, due at the
@@ -246,8 +247,9 @@ static void readback(const char *call, int err, double value, double interval)
 	probe_end();
 }
 
-static void run_timer(const char *probe, const struct waits_target *t)
+static void run_timer(void *ctx)
 {
+	const struct waits_target *t = ctx;
 	sigset_t set;
 	ptimer id;
 	long long tv_sec = 0;
@@ -257,7 +259,7 @@ static void run_timer(const char *probe, const struct waits_target *t)
 	block(SIGUSR1, &set);
 	err = VARIANT(timer_new)(&id, SIGUSR1);
 	if (err) {
-		waits_setup_failed(probe, "timer_settime", "timer_create", err);
+		waits_setup_failed(PROBE, "timer_settime", "timer_create", err);
 		return;
 	}
 	start = waits_monotonic();
@@ -265,14 +267,15 @@ static void run_timer(const char *probe, const struct waits_target *t)
 	read_err = VARIANT(timer_read)(id, &value, &interval);
 	if (!err)
 		await(&set);
-	waits_line(probe, "timer_settime", err, start);
+	waits_line(PROBE, "timer_settime", err, start);
 	probe_i64("tv_sec", tv_sec);
 	probe_end();
 	readback("timer_gettime", read_err, value, interval);
 }
 
-static void run_timerfd(const char *probe, const struct waits_target *t)
+static void run_timerfd(void *ctx)
 {
+	const struct waits_target *t = ctx;
 	long long tv_sec = 0;
 	double start, value = 0, interval = 0;
 	uint64_t expirations = 0;
@@ -280,7 +283,7 @@ static void run_timerfd(const char *probe, const struct waits_target *t)
 
 	fd = timerfd_create(CLOCK_REALTIME, 0);
 	if (fd < 0) {
-		waits_setup_failed(probe, "timerfd_settime", "timerfd_create", errno);
+		waits_setup_failed(PROBE, "timerfd_settime", "timerfd_create", errno);
 		return;
 	}
 	start = waits_monotonic();
@@ -288,26 +291,28 @@ static void run_timerfd(const char *probe, const struct waits_target *t)
 	read_err = VARIANT(timerfd_read)(fd, &value, &interval);
 	if (!err && read(fd, &expirations, sizeof(expirations)) < 0)
 		err = errno;
-	waits_line(probe, "timerfd_settime", err, start);
+	waits_line(PROBE, "timerfd_settime", err, start);
 	probe_i64("tv_sec", tv_sec);
 	probe_i64("expirations", (long long)expirations);
 	probe_end();
 	readback("timerfd_gettime", read_err, value, interval);
 }
 
-static void run_nanosleep(const char *probe, const struct waits_target *t)
+static void run_nanosleep(void *ctx)
 {
+	const struct waits_target *t = ctx;
 	long long tv_sec = 0;
 	double start = waits_monotonic();
 	int err = VARIANT(sleep_until)(t, &tv_sec);
 
-	waits_line(probe, "clock_nanosleep", err, start);
+	waits_line(PROBE, "clock_nanosleep", err, start);
 	probe_i64("tv_sec", tv_sec);
 	probe_end();
 }
 
-static void run_setitimer(const char *probe, const struct waits_target *t)
+static void run_setitimer(void *ctx)
 {
+	const struct waits_target *t = ctx;
 	sigset_t set;
 	double start;
 	int err;
@@ -317,13 +322,14 @@ static void run_setitimer(const char *probe, const struct waits_target *t)
 	err = VARIANT(itimer_in)(t->delay);
 	if (!err)
 		await(&set);
-	waits_line(probe, "setitimer", err, start);
+	waits_line(PROBE, "setitimer", err, start);
 	probe_f64("delay", t->delay);
 	probe_end();
 }
 
-static void run_alarm(const char *probe, const struct waits_target *t)
+static void run_alarm(void *ctx)
 {
+	const struct waits_target *t = ctx;
 	sigset_t set;
 	unsigned seconds = (unsigned)t->delay;
 	double start;
@@ -336,22 +342,32 @@ static void run_alarm(const char *probe, const struct waits_target *t)
 	err = VARIANT(alarm_in)(seconds);
 	if (!err)
 		await(&set);
-	waits_line(probe, "alarm", err, start);
+	waits_line(PROBE, "alarm", err, start);
 	probe_i64("delay", seconds);
 	probe_end();
 }
 
-static const struct waits_call calls[] = {
-	{ "timer_settime",   run_timer },
-	{ "timerfd_settime", run_timerfd },
-	{ "clock_nanosleep", run_nanosleep },
-	{ "setitimer",       run_setitimer },
-	{ "alarm",           run_alarm },
+static const struct probe_call calls[] = {
+	{ "timer_settime",   run_timer,     PROBE_PRINTS("timer_settime", "timer_gettime"), 0 },
+	{ "timerfd_settime", run_timerfd,   PROBE_PRINTS("timerfd_settime", "timerfd_gettime"), 0 },
+	{ "clock_nanosleep", run_nanosleep, NULL, 0 },
+	{ "setitimer",       run_setitimer, NULL, 0 },
+	{ "alarm",           run_alarm,     NULL, 0 },
+};
+
+static struct waits_target target;
+
+static const struct probe timers = {
+	.name = PROBE,
+	.usage = "usage: " PROBE " " WAITS_USAGE,
+	.calls = calls,
+	.ncalls = PROBE_COUNT(calls),
+	.ctx = &target,
+	.parse = waits_parse,
+	.run = waits_run,
 };
 
 int main(int argc, char **argv)
 {
-	struct waits_target t = waits_target(PROBE, argc, argv);
-
-	return waits_run(PROBE, calls, sizeof(calls) / sizeof(calls[0]), &t);
+	return probe_main(argc, argv, &timers);
 }

@@ -67,26 +67,25 @@ int waits_parse_time(const char *text, long long now, long long *out)
 	return text[0] != '\0' && *end == '\0' && errno == 0;
 }
 
-/* The target from argv ("<probe> [target]"); a usage error (exit 2) when it
- * is malformed or not in the future. */
-struct waits_target waits_target(const char *probe, int argc, char **argv)
+/* The target from argv[1] ("<probe> [target]") into the probe's ctx. */
+int waits_parse(const struct probe *p, int argc, char **argv)
 {
-	struct waits_target t;
+	struct waits_target *t = p->ctx;
 	double now = waits_realtime();
 	char fallback[16];
 	const char *text = argc > 1 ? argv[1] : fallback;
 
 	snprintf(fallback, sizeof(fallback), "+%d", WAITS_DEFAULT_DELAY);
 	if (argc > 2)
-		probe_usage(probe, "usage: <probe> [target: seconds, YYYY-MM-DDTHH:MM:SSZ or +N]");
-	if (!waits_parse_time(text, (long long)now, &t.seconds))
-		probe_usage(probe, "target: expected seconds, YYYY-MM-DDTHH:MM:SSZ or +N");
-	t.delay = (double)t.seconds - now;
-	if (t.delay <= 0.01)
-		probe_usage(probe, "the target is not in the future (the probe arms waits for it)");
-	if (t.delay > WAITS_MAX_DELAY)
-		probe_usage(probe, "the target is more than 600 s away (is the clock set?)");
-	return t;
+		probe_usage(p->name, p->usage);
+	if (!waits_parse_time(text, (long long)now, &t->seconds))
+		probe_usage(p->name, "target: expected seconds, YYYY-MM-DDTHH:MM:SSZ or +N");
+	t->delay = (double)t->seconds - now;
+	if (t->delay <= 0.01)
+		probe_usage(p->name, "the target is not in the future (the probe arms waits for it)");
+	if (t->delay > WAITS_MAX_DELAY)
+		probe_usage(p->name, "the target is more than 600 s away (is the clock set?)");
+	return argc > 1 ? 1 : 0;
 }
 
 /* The relative timeout of a "relative" call: the delay, as a timespec of
@@ -139,9 +138,10 @@ void waits_setup_failed(const char *probe, const char *call, const char *what, i
 
 /* Run every call at once, each in its child; print their lines in table
  * order. Returns 0 (every call was attempted). */
-int waits_run(const char *probe, const struct waits_call *calls, size_t n,
-              const struct waits_target *t)
+int waits_run(const struct probe *p, const struct probe_call *const *calls, size_t n)
 {
+	const struct waits_target *t = p->ctx;
+	const char *probe = p->name;
 	pid_t pids[WAITS_MAX_CALLS];
 	int fds[WAITS_MAX_CALLS], status[WAITS_MAX_CALLS], done[WAITS_MAX_CALLS];
 	double give_up = waits_monotonic() + t->delay + WAITS_GRACE;
@@ -153,9 +153,9 @@ int waits_run(const char *probe, const struct waits_call *calls, size_t n,
 		probe_usage(probe, "too many calls");
 	fflush(stdout);
 	for (i = 0; i < n; i++) {
-		int p[2];
+		int ends[2];
 
-		if (pipe(p) != 0) {
+		if (pipe(ends) != 0) {
 			perror("pipe");
 			exit(1);
 		}
@@ -165,15 +165,15 @@ int waits_run(const char *probe, const struct waits_call *calls, size_t n,
 			exit(1);
 		}
 		if (pids[i] == 0) {
-			close(p[0]);
-			dup2(p[1], STDOUT_FILENO);
-			close(p[1]);
-			calls[i].run(probe, t);
+			close(ends[0]);
+			dup2(ends[1], STDOUT_FILENO);
+			close(ends[1]);
+			calls[i]->run(p->ctx);
 			fflush(stdout);
 			_exit(0);
 		}
-		close(p[1]);
-		fds[i] = p[0];
+		close(ends[1]);
+		fds[i] = ends[0];
 		done[i] = 0;
 		status[i] = 0;
 	}
@@ -199,7 +199,7 @@ int waits_run(const char *probe, const struct waits_call *calls, size_t n,
 			fwrite(buf, 1, (size_t)got, stdout);
 		close(fds[i]);
 		if (killed || !WIFEXITED(status[i]) || WEXITSTATUS(status[i]) != 0) {
-			probe_begin(probe, calls[i].name);
+			probe_begin(probe, calls[i]->name);
 			if (killed)
 				snprintf(buf, sizeof(buf), "killed: no wake-up %.0f s after the target",
 				         WAITS_GRACE);

@@ -15,6 +15,10 @@
  * order. A child still waiting well after the target is killed and its call
  * reported with "outcome":"killed: no wake-up ...".
  *
+ * A waiting probe's description (struct probe, probe.h) takes waits_parse
+ * and waits_run as its parse and run hooks and a struct waits_target as its
+ * ctx: each call's run() gets that target.
+ *
  * The measuring instruments are not the calls under test and do not depend
  * on the flavour: elapsed time on CLOCK_MONOTONIC (seconds, microsecond
  * digits) and the wake-up time ("woke", seconds since the epoch) read
@@ -28,13 +32,13 @@
 
 #include "probe.h"
 
-#include <stddef.h>
 #include <time.h>
 
 #define WAITS_DEFAULT_DELAY 2
 #define WAITS_GRACE 5.0     /* seconds past the target before a child is killed */
 #define WAITS_MAX_CALLS 16
 #define WAITS_MAX_DELAY 600  /* a target further away is a mistake: refuse it */
+#define WAITS_USAGE "[target: seconds, YYYY-MM-DDTHH:MM:SSZ or +N]"
 
 struct waits_target {
 	long long seconds;   /* the absolute target, CLOCK_REALTIME */
@@ -50,9 +54,10 @@ double waits_realtime(void);
 /* "2147483649", "2038-01-19T03:14:09Z" or "+2" -> absolute seconds. */
 int waits_parse_time(const char *text, long long now, long long *out);
 
-/* The target from argv ("<probe> [target]"); a usage error (exit 2) when it
- * is malformed or not in the future. */
-struct waits_target waits_target(const char *probe, int argc, char **argv);
+/* The parse hook: the target from argv[1] ("+2" when absent) into the
+ * struct waits_target that is the probe's ctx; a usage error (exit 2) when
+ * it is malformed or not in the future. Takes at most one argument. */
+int waits_parse(const struct probe *p, int argc, char **argv);
 
 /* The relative timeout of a "relative" call: the delay, as a timespec of
  * the flavour's time_t (small: it fits in 32 bits). */
@@ -71,14 +76,8 @@ void waits_line(const char *probe, const char *call, int err, double start);
 /* A call that could not even be set up (mq_open, semget...): one line. */
 void waits_setup_failed(const char *probe, const char *call, const char *what, int err);
 
-struct waits_call {
-	const char *name;
-	void (*run)(const char *probe, const struct waits_target *t);
-};
-
-/* Run every call at once, each in its child; print their lines in table
- * order. Returns 0 (every call was attempted). */
-int waits_run(const char *probe, const struct waits_call *calls, size_t n,
-              const struct waits_target *t);
+/* The run hook: every chosen call at once, each in its child; their lines
+ * printed in table order. Returns 0 (every call was attempted). */
+int waits_run(const struct probe *p, const struct probe_call *const *calls, size_t n);
 
 #endif
