@@ -15,6 +15,8 @@
  *                   klibc, uClibc and old musl call them; the kernel serves
  *                   them from its *_time32 / compat entry points.
  *   others          the libc API, with whatever time_t the flavour has.
+ * ARM EABI never had time(2): there the time32-syscall time line is
+ * probe_absent()'s ("errno":"ENOSYS","absent":...) and nothing is called.
  *
  * Exit status: 0 when every requested call was attempted (a call failing with
  * an errno is an observation, reported in its line), 2 on usage errors.
@@ -32,6 +34,7 @@
 
 struct observation {
 	int err;                 /* errno of a failed call, else 0 */
+	const char *absent;      /* why the call does not exist here, else NULL */
 	long long seconds;       /* the seconds value as the program sees it */
 	const char *frac_name;   /* PROBE_KEY("usec"), PROBE_KEY("nsec") or NULL */
 	long long frac;
@@ -57,7 +60,7 @@ static void time_sys32(struct observation *o)
 	}
 	o->seconds = t;
 #else
-	o->err = ENOSYS;         /* this ABI never had time(2), e.g. ARM EABI */
+	o->absent = PROBE_NO_SYSCALL;   /* this ABI never had time(2), e.g. ARM EABI */
 #endif
 }
 
@@ -140,6 +143,10 @@ static void run_call(const char *call, void (*variant)(struct observation *))
 	struct observation o = { 0 };
 
 	variant(&o);
+	if (o.absent) {
+		probe_absent("clock", call, o.absent);
+		return;
+	}
 	if (o.err) {
 		probe_errno("clock", call, o.err);
 		return;

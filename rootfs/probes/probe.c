@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "probe.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,14 @@ void probe_errno(const char *probe, const char *call, int err)
 {
 	probe_begin(probe, call);
 	probe_str("errno", probe_errname(err));
+	probe_end();
+}
+
+void probe_absent(const char *probe, const char *call, const char *why)
+{
+	probe_begin(probe, call);
+	probe_str("errno", probe_errname(ENOSYS));
+	probe_str("absent", why);
 	probe_end();
 }
 

@@ -15,6 +15,8 @@
  *   probe_end();
  * or, when the call failed:
  *   probe_errno("clock", "time", errno);
+ * or, when this ABI or C library has no such call:
+ *   probe_absent("clock", "time", PROBE_NO_SYSCALL);
  *
  * A probe's main() is one call of probe_main() with its description: its
  * name, its table of calls and how its arguments are read (struct probe,
@@ -62,6 +64,12 @@ void probe_end(void);
 /* One whole line reporting a failed call: "errno":"EOVERFLOW". */
 void probe_errno(const char *probe, const char *call, int err);
 
+/* One whole line for a call this ABI or C library does not have, so that
+ * nothing was called: "errno":"ENOSYS" (what the kernel answers for a
+ * syscall number it does not have) and "absent":<why>. */
+void probe_absent(const char *probe, const char *call, const char *why);
+#define PROBE_NO_SYSCALL "no such syscall on this ABI"
+#define PROBE_NO_LIBC_CALL "no C library call for it"
 
 /* The symbolic name of an errno value ("EOVERFLOW"); "E<number>" if glibc
  * does not know it. The result is valid until the next call. */

@@ -7,7 +7,7 @@
  * One JSON line per call, in table order, then two lines about this task:
  *   {"probe":"time32","flavour":"time32-syscall","call":"clock_gettime","seconds":2147483600}
  *   {"probe":"time32","flavour":"time32-syscall","call":"futex","errno":"ENOSYS"}
- *   {"probe":"time32","flavour":"time32-syscall","call":"time","skipped":"no such syscall on this ABI"}
+ *   {"probe":"time32","flavour":"time32-syscall","call":"time","errno":"ENOSYS","absent":"no such syscall on this ABI"}
  *   {"probe":"time32","flavour":"time32-syscall","call":"status","time32_syscalls":27}
  *   {"probe":"time32","flavour":"time32-syscall","call":"kmsg","reported":26,"denied":0,
  *    "first":"clock_gettime32"}
@@ -18,6 +18,8 @@
  *                   serves it from its *_time32 entry point, the ones
  *                   CONFIG_COMPAT_32BIT_TIME provides (kernel/sys_ni.c);
  *   others          the C library call, with whatever time_t the flavour has.
+ * A call the ABI never had (time, stime and utime on ARM EABI) or the C
+ * library does not offer (stime) is not made: its line is probe_absent()'s.
  * Every call is harmless: clocks are read, never set (clock_settime on
  * CLOCK_MONOTONIC and stime(NULL) are refused by the kernel), file times
  * are set on a file of our own, waits last a microsecond or not at all,
@@ -62,12 +64,10 @@
 #include <utime.h>
 
 #define PROBE "time32"
-#define SKIPPED "no such syscall on this ABI"
-#define NO_LIBC_CALL "no C library call for it"
 
 struct result {
 	int err;                /* errno of a failed call, else 0 */
-	const char *skipped;    /* why the call was not made, else NULL */
+	const char *absent;     /* why the call was not made, else NULL */
 	const char *field;      /* PROBE_KEY() of a value worth reporting, else NULL */
 	long long value;
 	int signal;             /* the signal that killed a child, else 0 */
@@ -158,7 +158,7 @@ static void time_call(struct result *r)
 		r->err = errno;
 	ok(r, PROBE_KEY("seconds"), t);
 #else
-	r->skipped = SKIPPED;            /* ARM EABI never had time(2) */
+	r->absent = PROBE_NO_SYSCALL;     /* ARM EABI never had time(2) */
 #endif
 }
 
@@ -167,7 +167,7 @@ static void stime_call(struct result *r)
 #ifdef __NR_stime
 	check(r, syscall(__NR_stime, NULL));   /* EFAULT: never sets the clock */
 #else
-	r->skipped = SKIPPED;
+	r->absent = PROBE_NO_SYSCALL;
 #endif
 }
 
@@ -176,7 +176,7 @@ static void utime_call(struct result *r)
 #ifdef __NR_utime
 	check(r, syscall(__NR_utime, scratch, NULL));
 #else
-	r->skipped = SKIPPED;
+	r->absent = PROBE_NO_SYSCALL;
 #endif
 }
 
@@ -382,7 +382,7 @@ static void time_call(struct result *r)
 
 static void stime_call(struct result *r)
 {
-	r->skipped = NO_LIBC_CALL;   /* glibc >= 2.31 has no stime() for new programs */
+	r->absent = PROBE_NO_LIBC_CALL;   /* glibc >= 2.31 has no stime() for new programs */
 }
 
 static void utime_call(struct result *r)
@@ -547,10 +547,8 @@ static void run_call(const char *call, void (*variant)(struct result *))
 	struct result r = { 0 };
 
 	variant(&r);
-	if (r.skipped) {
-		probe_begin(PROBE, call);
-		probe_str("skipped", r.skipped);
-		probe_end();
+	if (r.absent) {
+		probe_absent(PROBE, call, r.absent);
 	} else if (r.signal) {
 		char name[24];
 

@@ -26,6 +26,9 @@
  *                   __NR_clock_nanosleep, __NR_setitimer, __NR_alarm...), as
  *                   glibc < 2.34, klibc, uClibc and old musl call them;
  *   others          the libc API, with the flavour's time_t.
+ * ARM EABI never had alarm(2) (arch/arm/tools/syscall.tbl: 27 is "oabi"
+ * only): there the time32-syscall alarm line is probe_absent()'s,
+ * "errno":"ENOSYS","absent":"no such syscall on this ABI", and nothing is called.
  * Exit status: 0 when every call was attempted, 2 on usage errors.
  */
 #define _GNU_SOURCE
@@ -122,16 +125,15 @@ static int itimer_in_sys32(double delay)
 	return syscall(__NR_setitimer, ITIMER_REAL, &itv, NULL) ? errno : 0;
 }
 
+#ifdef __NR_alarm
 static int alarm_in_sys32(unsigned seconds)
 {
-#ifdef __NR_alarm
 	syscall(__NR_alarm, seconds);
 	return 0;
-#else
-	(void)seconds;
-	return ENOSYS;     /* this ABI never had alarm(2), e.g. ARM EABI */
-#endif
 }
+#else
+#define ALARM_ABSENT PROBE_NO_SYSCALL   /* ARM EABI never had alarm(2) */
+#endif
 #define VARIANT(name) name##_sys32
 
 #else /* libc API */
@@ -329,6 +331,10 @@ static void run_setitimer(void *ctx)
 
 static void run_alarm(void *ctx)
 {
+#ifdef ALARM_ABSENT
+	(void)ctx;
+	probe_absent(PROBE, "alarm", ALARM_ABSENT);
+#else
 	const struct waits_target *t = ctx;
 	sigset_t set;
 	unsigned seconds = (unsigned)t->delay;
@@ -345,6 +351,7 @@ static void run_alarm(void *ctx)
 	waits_line(PROBE, "alarm", err, start);
 	probe_i64("delay", seconds);
 	probe_end();
+#endif
 }
 
 static const struct probe_call calls[] = {
