@@ -4,7 +4,7 @@
 python := "/usr/bin/python3"
 sandbox := "PYTHONPATH=" + justfile_directory() + " " + python + " -m sandbox"
 pytest := "PYTHONPATH=" + justfile_directory() + ":" + justfile_directory() + "/pytest " + python + " -m pytest -c pytest/pytest.ini --rootdir ."
-# demo and build take a machine (sandbox/machines.py: x86_64, i386, armhf), as
+# demo and build take a machine (sandbox/base/machines.py: x86_64, i386, armhf), as
 # `just demo armhf` or `just demo machine=armhf`.
 
 # Build what is missing, boot at 2038-01-19T03:13:50 and show the rollover.
@@ -26,7 +26,7 @@ build-all:
     #!/usr/bin/env bash
     set -euo pipefail
     {{sandbox}} kernels
-    for m in $(PYTHONPATH={{justfile_directory()}} {{python}} -c 'from sandbox.machines import MACHINES; print(*MACHINES)'); do
+    for m in $(PYTHONPATH={{justfile_directory()}} {{python}} -c 'from sandbox.base.machines import MACHINES; print(*MACHINES)'); do
         {{sandbox}} initramfs --machine "$m"
     done
 
@@ -41,6 +41,11 @@ unit *args:
 # Run scenario files (all by default) and print the matrix.
 run *files:
     {{sandbox}} run {{files}}
+
+# Run one scenario and write what it observed into its probe steps that have no
+# expectations yet, each group marked TODO for the author (docs/scenario-authoring.md).
+record file machine="x86_64":
+    {{sandbox}} record --machine {{trim_start_match(machine, "machine=")}} {{quote(file)}}
 
 # Check scenario files without booting.
 validate *files:

@@ -2,7 +2,7 @@
 
 Collection validates the file (a bad one is a one-line collection error
 naming the file and the key); running boots the machine through
-sandbox.check. Every session keeps its evidence (console and kernel logs,
+sandbox.app.jobs. Every session keeps its evidence (console and kernel logs,
 observations, JUnit XML) in one results folder.
 """
 from __future__ import annotations
@@ -13,17 +13,22 @@ from typing import Any, Iterator
 
 import pytest
 
-from sandbox import kunit, ktap, paths, report, suite
-from sandbox.check import Checked, check
-from sandbox.errors import SandboxError
-from sandbox.machines import machine
-from sandbox.scenario import Scenario
-from sandbox.session import Prepared, prepare
-from sandbox.variants import DEFAULT as DEFAULT_VARIANT
+from sandbox.kunit import cases as kunit
+from sandbox.kunit import ktap
+from sandbox.base import paths
+from sandbox.report import text as report
+from sandbox.scenario import suite
+from sandbox.app.jobs import run_and_judge
+from sandbox.report.text import JudgedRun
+from sandbox.base.errors import SandboxError
+from sandbox.base.machines import machine
+from sandbox.scenario.model import Scenario
+from sandbox.guest.target import Target, prepare_target
+from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT
 
 RESULTS_KEY = pytest.StashKey[Path]()
 KTAP_KEY = pytest.StashKey[dict[str, "ktap.Document | None"]]()
-PREPARED_KEY = pytest.StashKey[dict[tuple[str, str], Prepared]]()
+TARGETS_KEY = pytest.StashKey[dict[tuple[str, str], Target]]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -38,7 +43,7 @@ def pytest_configure(config: pytest.Config) -> None:
     results = Path(inherited) if inherited else paths.new_results_dir("pytest")
     os.environ["Y2038_SESSION_RESULTS"] = str(results)
     config.stash[RESULTS_KEY] = results
-    config.stash[PREPARED_KEY] = {}
+    config.stash[TARGETS_KEY] = {}
     config.stash[KTAP_KEY] = {}
     if not config.option.xmlpath:
         config.option.xmlpath = str(results / "junit.xml")
@@ -54,18 +59,18 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
-def prepared_machine(config: pytest.Config, name: str, variant: str = DEFAULT_VARIANT) -> Prepared:
+def machine_target(config: pytest.Config, name: str, variant: str = DEFAULT_VARIANT) -> Target:
     """Kernel (of this variant), initramfs and accelerator for a machine, once per session."""
-    cache = config.stash[PREPARED_KEY]
+    cache = config.stash[TARGETS_KEY]
     if (name, variant) not in cache:
-        cache[name, variant] = prepare(machine(name), variant)
+        cache[name, variant] = prepare_target(machine(name), variant)
     return cache[name, variant]
 
 
 @pytest.fixture
-def y2038_prepared(request: pytest.FixtureRequest) -> Any:
-    """A function: machine name (and kernel variant) -> Prepared (built or reused from the cache)."""
-    return lambda name="x86_64", variant=DEFAULT_VARIANT: prepared_machine(request.config, name, variant)
+def y2038_target(request: pytest.FixtureRequest) -> Any:
+    """A function: machine name (and kernel variant) -> Target (built or reused from the cache)."""
+    return lambda name="x86_64", variant=DEFAULT_VARIANT: machine_target(request.config, name, variant)
 
 
 def ktap_document(config: pytest.Config, name: str) -> ktap.Document | None:
@@ -73,13 +78,13 @@ def ktap_document(config: pytest.Config, name: str) -> ktap.Document | None:
     cache = config.stash[KTAP_KEY]
     if name not in cache:
         evidence = config.stash[RESULTS_KEY] / "kunit" / name
-        cache[name] = kunit.boot_and_parse(prepared_machine(config, name), evidence)
+        cache[name] = kunit.boot_and_parse(machine_target(config, name), evidence)
     return cache[name]
 
 
 @pytest.fixture
 def y2038_ktap(request: pytest.FixtureRequest) -> Any:
-    """A function: machine name -> its KUnit run at boot (sandbox.ktap.Document or None)."""
+    """A function: machine name -> its KUnit run at boot (sandbox.kunit.ktap.Document or None)."""
     wanted = request.config.getoption("machine")
 
     def document(name: str) -> ktap.Document | None:
@@ -99,11 +104,12 @@ def y2038_evidence(request: pytest.FixtureRequest) -> Path:
 
 class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
-        scenario = suite.load(self.path)
-        wanted = self.config.getoption("machine") or list(scenario.machines)
-        for name in scenario.machines:
-            if name in wanted:
-                yield ScenarioItem.from_parent(self, name=name, scenario=scenario)
+        wanted = self.config.getoption("machine")
+        for scenario in suite.load_all([self.path]):
+            for machine in scenario.machines:
+                if not wanted or machine in wanted:
+                    name = f"{machine}[{scenario.variant}]" if scenario.variant else machine
+                    yield ScenarioItem.from_parent(self, name=name, scenario=scenario, machine=machine)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, SandboxError):
@@ -116,20 +122,20 @@ class ScenarioFailed(Exception):
 
 
 class ScenarioItem(pytest.Item):
-    def __init__(self, *, scenario: Scenario, **kwargs: Any) -> None:
+    def __init__(self, *, scenario: Scenario, machine: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.scenario = scenario
+        self.machine = machine
 
     def runtest(self) -> None:
-        prepared = prepared_machine(self.config, self.name, self.scenario.kernel)
-        folder = self.scenario.name.replace("/", "-")
-        evidence = self.config.stash[RESULTS_KEY] / folder / self.name
-        checked: Checked = check(prepared, self.scenario, evidence)
-        self.user_properties += [("accel", prepared.accel.name),
-                                 ("outcome", checked.record.outcome),
+        target = machine_target(self.config, self.machine, self.scenario.kernel)
+        evidence = self.config.stash[RESULTS_KEY] / self.scenario.slug / self.machine
+        judged: JudgedRun = run_and_judge(target, self.scenario, evidence)
+        self.user_properties += [("accel", target.accel.name),
+                                 ("outcome", judged.record.outcome),
                                  ("evidence", str(evidence))]
-        if not checked.passed:
-            raise ScenarioFailed(report.failure_report(checked.record, checked.result))
+        if not judged.passed:
+            raise ScenarioFailed(report.failure_report(judged.record, judged.result))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, (ScenarioFailed, SandboxError)):
@@ -137,4 +143,4 @@ class ScenarioItem(pytest.Item):
         return str(super().repr_failure(excinfo))
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, f"{self.scenario.name} on {self.name}"
+        return self.path, 0, f"{self.scenario.name} on {self.machine}"

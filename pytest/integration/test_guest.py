@@ -9,19 +9,19 @@ from typing import Callable
 
 import pytest
 
-from sandbox import klog
-from sandbox.deadline import Deadline
-from sandbox.qemu import BootRequest, Guest, GuestDied, GuestHung
-from sandbox.runner import classify
-from sandbox.session import Prepared
-from sandbox.timefmt import parse_time
+from sandbox.guest import klog
+from sandbox.guest.deadline import Deadline
+from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung
+from sandbox.run.runner import classify
+from sandbox.guest.target import Target
+from sandbox.base.timefmt import parse_time
 
 RTC = "2038-01-19T03:13:50"
 
 
-def boot(prepared: Prepared, evidence: Path) -> Guest:
-    request = BootRequest(prepared.machine, prepared.kernel.boot_image,
-                          prepared.initramfs.path, RTC, prepared.accel.name, evidence)
+def boot(target: Target, evidence: Path) -> Guest:
+    request = BootRequest(target.machine, target.kernel.boot_image,
+                          target.initramfs.path, RTC, target.accel.name, evidence)
     return Guest(request)
 
 
@@ -33,9 +33,9 @@ def alive(pid: int) -> bool:
     return not Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
 
 
-def test_agent_returns_output_and_exit_code(y2038_prepared: Callable[..., Prepared],
+def test_agent_returns_output_and_exit_code(y2038_target: Callable[..., Target],
                                             y2038_evidence: Path) -> None:
-    with boot(y2038_prepared(), y2038_evidence) as guest:
+    with boot(y2038_target(), y2038_evidence) as guest:
         release = guest.wait_ready(Deadline(60))
         reply = guest.run("echo out; echo err >&2; cat /proc/sys/kernel/osrelease; exit 3",
                           Deadline(30))
@@ -44,17 +44,17 @@ def test_agent_returns_output_and_exit_code(y2038_prepared: Callable[..., Prepar
     assert reply.stderr == b"err\n"
 
 
-def test_guest_clock_starts_at_the_rtc_base(y2038_prepared: Callable[..., Prepared],
+def test_guest_clock_starts_at_the_rtc_base(y2038_target: Callable[..., Target],
                                             y2038_evidence: Path) -> None:
-    with boot(y2038_prepared(), y2038_evidence) as guest:
+    with boot(y2038_target(), y2038_evidence) as guest:
         guest.wait_ready(Deadline(60))
         seconds = int(guest.run("date +%s", Deadline(30)).text)
     assert parse_time(RTC) <= seconds < parse_time(RTC) + 60  # the RTC base plus boot time
 
 
-def test_panic_is_classified_and_qemu_is_gone(y2038_prepared: Callable[..., Prepared],
+def test_panic_is_classified_and_qemu_is_gone(y2038_target: Callable[..., Target],
                                               y2038_evidence: Path) -> None:
-    with boot(y2038_prepared(), y2038_evidence) as guest:
+    with boot(y2038_target(), y2038_evidence) as guest:
         guest.wait_ready(Deadline(60))
         with pytest.raises(GuestDied) as died:
             guest.run("echo c > /proc/sysrq-trigger", Deadline(30))
@@ -66,9 +66,9 @@ def test_panic_is_classified_and_qemu_is_gone(y2038_prepared: Callable[..., Prep
     assert not alive(pid)
 
 
-def test_hang_hits_the_deadline_and_qemu_is_killed(y2038_prepared: Callable[..., Prepared],
+def test_hang_hits_the_deadline_and_qemu_is_killed(y2038_target: Callable[..., Target],
                                                    y2038_evidence: Path) -> None:
-    with boot(y2038_prepared(), y2038_evidence) as guest:
+    with boot(y2038_target(), y2038_evidence) as guest:
         guest.wait_ready(Deadline(60))
         with pytest.raises(GuestHung) as hung:
             guest.run("sleep 600", Deadline(2))
@@ -77,10 +77,10 @@ def test_hang_hits_the_deadline_and_qemu_is_killed(y2038_prepared: Callable[...,
     assert not alive(pid)
 
 
-def test_an_exception_in_the_block_leaves_no_qemu(y2038_prepared: Callable[..., Prepared],
+def test_an_exception_in_the_block_leaves_no_qemu(y2038_target: Callable[..., Target],
                                                   y2038_evidence: Path) -> None:
     with pytest.raises(KeyboardInterrupt):
-        with boot(y2038_prepared(), y2038_evidence) as guest:
+        with boot(y2038_target(), y2038_evidence) as guest:
             pid = guest.pid
             raise KeyboardInterrupt
     assert not alive(pid)

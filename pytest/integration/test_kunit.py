@@ -1,7 +1,7 @@
 """KUnit at boot: one test per machine and KUnit case that kernel-series/ adds.
 
-Each machine boots its series kernel once per session (sandbox/kunit.py);
-KUnit runs before /init and prints KTAP on the console, which sandbox/ktap.py
+Each machine boots its series kernel once per session (sandbox/kunit/cases.py);
+KUnit runs before /init and prints KTAP on the console, which sandbox/kunit/ktap.py
 parses. The cases are read from the patches themselves, so a case that does
 not run (a missing config option, a kernel that died mid-run) fails here
 instead of vanishing. The console log stays in results/<session>/kunit/<machine>/.
@@ -12,8 +12,9 @@ from typing import Callable
 
 import pytest
 
-from sandbox import ktap, kunit
-from sandbox.machines import MACHINES
+from sandbox.kunit import ktap
+from sandbox.kunit import cases as kunit
+from sandbox.base.machines import MACHINES
 
 CASES = kunit.series_cases()
 

@@ -4,7 +4,7 @@ sysctl.kernel.time32_syscalls=deny: the runtime policy is the compiled-out
 kernel, call for call (docs/kernel-series.md, patches 0002-0006).
 
 Compared per (probe, flavour, call): the outcome (the errno, the signal that
-killed a child, "skipped", or "ok"), not the values, which hold times. The
+killed a child, or "ok"; a call the ABI lacks is ENOSYS with "absent"), not the values, which hold times. The
 only calls left out are the policy's own traces, time32's `status` and
 `kmsg`, which a kernel without the policy cannot have (scenarios/kernel/
 time32-deny.toml and time32-strict.toml check those).
@@ -16,13 +16,13 @@ from typing import Callable
 
 import pytest
 
-from sandbox import suite
-from sandbox.check import check
-from sandbox.machines import MACHINES
-from sandbox.observations import Observation
-from sandbox.scenario import ProbeStep, Scenario
-from sandbox.session import Prepared
-from sandbox.timefmt import parse_time
+from sandbox.scenario import suite
+from sandbox.app.jobs import run_and_judge
+from sandbox.base.machines import MACHINES
+from sandbox.run.observations import Observation
+from sandbox.scenario.model import ProbeStep, Scenario
+from sandbox.guest.target import Target
+from sandbox.base.timefmt import parse_time
 
 # Probes that need an argument: waits get a target 2 s ahead, filetimes a
 # folder (tmpfs) and a time that still fits in 32 bits.
@@ -46,7 +46,7 @@ def every_probe(machine_name: str, variant: str, kernel_args: tuple[str, ...]) -
 def outcome(observation: Observation) -> str:
     if observation.errno:
         return observation.errno
-    for field in ("signal", "skipped"):
+    for field in ("signal", "absent"):
         if field in observation.values:
             return f"{field}: {observation.values[field]}"
     return "ok"
@@ -58,14 +58,14 @@ def outcomes(observations: tuple[Observation, ...]) -> dict[tuple[str, str, str]
 
 
 @pytest.mark.parametrize("machine_name", list(MACHINES))
-def test_strict_kernel_matches_deny(machine_name: str, y2038_prepared: Callable[..., Prepared],
+def test_strict_kernel_matches_deny(machine_name: str, y2038_target: Callable[..., Target],
                                     y2038_evidence: Path) -> None:
     runs = {}
     for variant, args in (("series", (DENY,)), ("strict", ())):
         scenario = every_probe(machine_name, variant, args)
-        checked = check(y2038_prepared(machine_name, variant), scenario, y2038_evidence / variant)
-        assert checked.record.completed, f"{variant}: {checked.record.outcome} {checked.record.detail}"
-        runs[variant] = outcomes(checked.record.observations)
+        judged = run_and_judge(y2038_target(machine_name, variant), scenario, y2038_evidence / variant)
+        assert judged.record.completed, f"{variant}: {judged.record.outcome} {judged.record.detail}"
+        runs[variant] = outcomes(judged.record.observations)
     deny, strict = runs["series"], runs["strict"]
     assert deny, "no observations"
     differ = {key: (deny.get(key), strict.get(key)) for key in deny.keys() | strict.keys()

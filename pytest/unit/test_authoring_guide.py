@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import re
 
-from sandbox import paths, suite
+from sandbox.base import paths
+from sandbox.scenario import suite
 
 GUIDE = paths.REPO / "docs" / "scenario-authoring.md"
 EXAMPLE = paths.SCENARIOS / "guide" / "clock-2040.toml"

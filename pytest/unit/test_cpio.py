@@ -1,4 +1,4 @@
-"""sandbox.cpio: the newc archives it writes are what GNU cpio reads back."""
+"""sandbox.build.cpio: the newc archives it writes are what GNU cpio reads back."""
 from __future__ import annotations
 
 import io
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.cpio import Entry, with_parents, write_newc
+from sandbox.build.cpio import Entry, with_parents, write_newc
 
 needs_cpio = pytest.mark.skipif(shutil.which("cpio") is None, reason="GNU cpio not installed (Debian: cpio)")
 

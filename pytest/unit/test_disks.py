@@ -1,4 +1,6 @@
-"""sandbox.disks: the [[disk]] table, QEMU disk arguments, guest mounts, host images."""
+"""Disks: the [[disk]] table (sandbox/scenario/disks.py), QEMU disk arguments
+(sandbox/guest/qemu.py), guest mounts (sandbox/run/plan.py), host images
+(sandbox/build/disk_images.py)."""
 from __future__ import annotations
 
 import json
@@ -9,30 +11,24 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.disks import (
-    FILESYSTEMS,
-    AttachedDisk,
-    Disk,
-    image_key,
-    make_image,
-    mount_shell,
-    parse_disks,
-    prepare_images,
-    qemu_disk_args,
-)
-from sandbox.errors import InputError, SandboxError
-from sandbox.machines import MACHINES
-from sandbox.probes import FLAVOURS, parse_catalogue
-from sandbox.qemu import BootRequest, qemu_argv
-from sandbox.runner import mount_commands, plan
-from sandbox.scenario import ProbeStep, parse_scenario
+from sandbox.build.disk_images import AttachedDisk, image_key, make_image, prepare_images
+from sandbox.run.plan import mount_shell
+from sandbox.base.fields import Where
+from sandbox.scenario.disks import Disk, FILESYSTEMS, parse_disks
+from sandbox.base.errors import InputError, SandboxError
+from sandbox.base.machines import MACHINES
+from sandbox.scenario.catalogue import FLAVOURS, parse_catalogue
+from sandbox.guest.qemu import BootRequest, disk_args, qemu_argv
+from sandbox.run.plan import mount_commands, plan
+from sandbox.scenario.model import ProbeStep
+from sandbox.scenario.parser import parse_scenario
 
 FILE = "scenarios/filetimes/case.toml"
 
 
 def disks(text: str) -> tuple[Disk, ...]:
     import tomllib
-    return parse_disks(tomllib.loads(textwrap.dedent(text)).get("disk", []), FILE)
+    return parse_disks(tomllib.loads(textwrap.dedent(text)).get("disk", []), Where(FILE, "disk"))
 
 
 def error(text: str) -> str:
@@ -144,7 +140,7 @@ def test_every_kind_lists_its_own_keys_and_sane_sizes() -> None:
 
 # --- the scenario's top-level `disk` key -------------------------------------
 
-CATALOGUE = parse_catalogue('[probe.filetimes]\ncalls = ["stat"]\n'
+CATALOGUE = parse_catalogue('[probe.filetimes]\ncalls.stat = { seconds = "time", nsec = "number" }\n'
                             'flavours = ["time32-libc", "time64"]\n', "manifest.toml")
 SCENARIO_HEAD = 'title = "t"\nrtc = "2038-01-19T03:13:50Z"\n'
 SCENARIO_STEP = '[[step]]\nphase = "p"\nprobe = "filetimes"\nargs = ["/mnt/e"]\n'
@@ -174,7 +170,7 @@ IMAGES = (AttachedDisk("ext4-128", Path("/c/a/disk.img")), AttachedDisk("xfs", P
 
 
 def test_qemu_disk_args_attach_in_order_with_serials() -> None:
-    assert qemu_disk_args("x86_64", IMAGES) == [
+    assert disk_args(MACHINES["x86_64"], IMAGES) == [
         "-drive", "file=/c/a/disk.img,if=none,format=raw,id=disk0,snapshot=on",
         "-device", "virtio-blk-pci,drive=disk0,serial=ext4-128",
         # a comma in a path is doubled, as QEMU's option parser wants
@@ -184,14 +180,16 @@ def test_qemu_disk_args_attach_in_order_with_serials() -> None:
 
 
 def test_armhf_uses_virtio_mmio_devices() -> None:
-    args = qemu_disk_args("armhf", IMAGES[:1])
+    args = disk_args(MACHINES["armhf"], IMAGES[:1])
     assert args[3] == "virtio-blk-device,drive=disk0,serial=ext4-128"
 
 
-def test_no_disks_no_arguments_even_for_an_unknown_machine() -> None:
-    assert qemu_disk_args("pdp11", ()) == []
-    with pytest.raises(SandboxError, match="no virtio block device model known for machine 'pdp11'"):
-        qemu_disk_args("pdp11", IMAGES)
+def test_no_disks_no_arguments() -> None:
+    assert disk_args(MACHINES["x86_64"], ()) == []
+
+
+def test_every_machine_names_its_block_device_model() -> None:
+    assert {m.block_device for m in MACHINES.values()} <= {"virtio-blk-pci", "virtio-blk-device"}
 
 
 def test_qemu_argv_carries_the_boot_request_disks(tmp_path: Path) -> None:
@@ -201,7 +199,7 @@ def test_qemu_argv_carries_the_boot_request_disks(tmp_path: Path) -> None:
     with_disks = qemu_argv(BootRequest(**{**base.__dict__, "disks": IMAGES}))
     assert "-drive" not in without
     assert with_disks[:len(without)] == without
-    assert with_disks[len(without):] == qemu_disk_args("x86_64", IMAGES)
+    assert with_disks[len(without):] == disk_args(MACHINES["x86_64"], IMAGES)
 
 
 # --- mounting in the guest ----------------------------------------------------
@@ -311,6 +309,6 @@ def test_prepare_images_skips_tmpfs_and_records_every_disk(cache: Path, tmp_path
 
 def test_a_missing_mkfs_names_the_package(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(cache))  # nothing to find there
-    monkeypatch.setattr("sandbox.disks.SBIN_DIRS", ())
+    monkeypatch.setattr("sandbox.build.disk_images.SBIN_DIRS", ())
     with pytest.raises(SandboxError, match="install the Debian package xfsprogs"):
         make_image(disks('[[disk]]\nname = "x"\nfs = "xfs"')[0])

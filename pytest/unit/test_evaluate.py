@@ -1,20 +1,23 @@
-"""sandbox.evaluate: verdicts from a scenario and observations, no QEMU."""
+"""sandbox.judge.evaluate: verdicts from a scenario and observations, no QEMU."""
 from __future__ import annotations
 
 import pytest
 
-from sandbox.evaluate import ScenarioResult, Verdict, evaluate
-from sandbox.observations import Observation, parse_probe_output
-from sandbox.probes import FLAVOURS, parse_catalogue
-from sandbox.scenario import Scenario, load_scenario, parse_scenario
-from sandbox.suite import machine_flavours
-from sandbox.paths import REPO
-from sandbox.timefmt import ROLLOVER, UINT32_SPAN
+from sandbox.judge.evaluate import ScenarioResult, Verdict, evaluate
+from sandbox.run.observations import Observation, parse_probe_output
+from sandbox.scenario.catalogue import FLAVOURS, parse_catalogue
+from sandbox.scenario.model import Scenario
+from sandbox.scenario.parser import load_scenario, parse_scenario
+from sandbox.scenario.suite import machine_flavours
+from sandbox.base.paths import REPO
+from sandbox.base.timefmt import ROLLOVER, UINT32_SPAN
 
 CATALOGUE = parse_catalogue(
     """\
 [probe.clock]
-calls = ["time", "gettimeofday", "clock_gettime"]
+calls.time = { seconds = "time", nsec = "number", label = "text", mtime = "time", took = "number" }
+calls.gettimeofday = { seconds = "time", usec = "number" }
+calls.clock_gettime = { seconds = "time", nsec = "number" }
 flavours = ["time32-syscall", "time32-libc", "time64", "native64"]
 """,
     "manifest.toml",
@@ -27,13 +30,13 @@ def scenario_with(expect: str) -> Scenario:
     return parse_scenario(HEAD + expect, "scenarios/demo/case.toml", CATALOGUE, MACHINES)
 
 
-def observe(flavour: str = "time64", call: str = "time", errno: str | None = None, arch: str = "x86_64",
+def observe(flavour: str = "time64", call: str = "time", errno: str | None = None, machine: str = "x86_64",
             phase: str = "p", **values: int | float | str) -> Observation:
-    return Observation("demo/case", arch, phase, "clock", flavour, call, values, errno)
+    return Observation("demo/case", machine, phase, "clock", flavour, call, values, errno)
 
 
-def only_verdict(expect: str, *observations: Observation, arch: str = "x86_64") -> Verdict:
-    result = evaluate(scenario_with(expect), arch, observations)
+def only_verdict(expect: str, *observations: Observation, machine: str = "x86_64") -> Verdict:
+    result = evaluate(scenario_with(expect), machine, observations)
     (verdict,) = result.verdicts
     return verdict
 
@@ -103,7 +106,7 @@ def test_missing_field_fails_naming_it() -> None:
         observe(flavour="native64", seconds=5),  # another flavour
         observe(call="gettimeofday", seconds=5),  # another call
         observe(phase="other", seconds=5),  # another phase
-        observe(arch="i386", seconds=5),  # another machine
+        observe(machine="i386", seconds=5),  # another machine
     ],
 )
 def test_missing_observation_fails(observation: Observation) -> None:
@@ -120,12 +123,12 @@ def test_every_repeated_observation_must_pass() -> None:
 
 def test_flavours_the_machine_lacks_give_no_verdict() -> None:
     scenario = scenario_with("[step.expect.native64.time]\nseconds = 5\n[step.expect.time64.time]\nseconds = 5\n")
-    result = evaluate(scenario, "i386", [observe(arch="i386", seconds=5)])
+    result = evaluate(scenario, "i386", [observe(machine="i386", seconds=5)])
     assert [verdict.flavour for verdict in result.verdicts] == ["time64"]
     assert result.passed
 
 
-def test_unknown_arch_is_an_error() -> None:
+def test_unknown_machine_is_an_error() -> None:
     scenario = parse_scenario(HEAD.replace('rtc', 'machines = ["i386"]\nrtc'), "s.toml", CATALOGUE, MACHINES)
     with pytest.raises(ValueError, match="scenario s does not run on x86_64"):
         evaluate(scenario, "x86_64", [])
@@ -161,7 +164,7 @@ def after_output(libc_line: str) -> str:
 
 
 def rollover_observations(libc_line: str) -> list[Observation]:
-    where = {"scenario": "clock/rollover", "arch": "x86_64"}
+    where = {"scenario": "clock/rollover", "machine": "x86_64"}
     return parse_probe_output(BEFORE, **where, phase="before") + parse_probe_output(
         after_output(libc_line), **where, phase="after"
     )

@@ -1,6 +1,7 @@
-"""scenarios/filetimes/*.toml against observations captured in a booted guest
-(pytest/data/filetimes/, see pytest/data/README.md): each scenario accepts
-its own filesystem's run and rejects the others' where their limits differ.
+"""scenarios/filetimes/filesystems.toml, one scenario per filesystem
+([[variant]] rows), against observations captured in a booted guest
+(pytest/data/filetimes/, see pytest/data/README.md): each variant accepts its
+own filesystem's run and rejects the others' where their limits differ.
 No boot here."""
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import suite
-from sandbox.evaluate import ScenarioResult, evaluate
-from sandbox.observations import Observation
-from sandbox.paths import REPO
+from sandbox.scenario import suite
+from sandbox.judge.evaluate import ScenarioResult, evaluate
+from sandbox.run.observations import Observation
+from sandbox.base.paths import REPO
 
 FILESYSTEMS = ("tmpfs", "ext4-128", "ext4-256", "xfs-legacy", "xfs-bigtime")
 DATA = REPO / "pytest" / "data" / "filetimes"
@@ -23,9 +24,17 @@ def captured(fs: str) -> list[Observation]:
     return [Observation.from_record(json.loads(line)) for line in lines if line.strip()]
 
 
+FAMILY = {s.variant: s for s in suite.load_all([REPO / "scenarios" / "filetimes" / "filesystems.toml"])}
+
+
 def judged(scenario_fs: str, observed_fs: str) -> ScenarioResult:
-    scenario = suite.load(REPO / "scenarios" / "filetimes" / f"{scenario_fs}.toml")
-    return evaluate(scenario, "x86_64", captured(observed_fs))
+    return evaluate(FAMILY[scenario_fs], "x86_64", captured(observed_fs))
+
+
+def test_the_family_has_one_variant_per_captured_filesystem() -> None:
+    assert tuple(FAMILY) == FILESYSTEMS
+    assert [s.name for s in FAMILY.values()] == [f"filetimes/filesystems[{fs}]" for fs in FILESYSTEMS]
+    assert [s.disks[0].name for s in FAMILY.values()] == list(FILESYSTEMS)
 
 
 @pytest.mark.parametrize("fs", FILESYSTEMS)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import paths
-from sandbox.errors import InputError
-from sandbox.kernel import KernelRequest, cache_key
-from sandbox.kernel_source import read_series
-from sandbox.machines import MACHINES
+from sandbox.base import paths
+from sandbox.base.errors import InputError
+from sandbox.build.kernel import KernelRequest, cache_key
+from sandbox.build.kernel_source import read_series
+from sandbox.base.machines import MACHINES
 
 
 @pytest.fixture

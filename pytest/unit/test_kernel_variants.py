@@ -7,14 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import paths, suite
-from sandbox.errors import InputError, SandboxError
-from sandbox.kernel import KernelRequest, cache_key, fragment_paths
-from sandbox.machines import MACHINES
-from sandbox.probes import FLAVOURS, parse_catalogue
-from sandbox.runner import plan
-from sandbox.scenario import Scenario, SysctlStep, parse_scenario
-from sandbox.variants import VARIANTS
+from sandbox.base import paths
+from sandbox.scenario import suite
+from sandbox.base.errors import InputError, SandboxError
+from sandbox.build.kernel import KernelRequest, cache_key, fragment_paths
+from sandbox.base.machines import MACHINES
+from sandbox.scenario.catalogue import FLAVOURS, parse_catalogue
+from sandbox.run.plan import plan
+from sandbox.scenario.model import Scenario, SysctlStep
+from sandbox.scenario.parser import parse_scenario
+from sandbox.base.variants import VARIANTS
 
 FILE = "scenarios/kernel/case.toml"
 CATALOGUE = parse_catalogue("""\
@@ -22,7 +24,7 @@ CATALOGUE = parse_catalogue("""\
 scripts = ["init"]
 
 [probe.clock]
-calls = ["time"]
+calls.time = { seconds = "time" }
 flavours = ["time32-syscall", "time32-libc", "time64", "native64"]
 """, "rootfs/manifest.toml")
 STEP = """
@@ -73,15 +75,14 @@ value = "deny"
 """ + STEP
 
 
-def test_a_sysctl_step_is_parsed_and_planned_as_a_write_then_a_read() -> None:
+def test_a_sysctl_step_is_parsed_and_planned_as_the_sysctl_tool() -> None:
     scenario = parse("", SYSCTL)
     step = scenario.steps[0]
     assert step == SysctlStep(0, "kernel.time32_syscalls", "deny")
     assert step.path == "/proc/sys/kernel/time32_syscalls"
     command = plan(scenario.steps, FLAVOURS, "native64")[0]
     assert command.must_succeed and command.phase == "step0-sysctl"
-    assert command.shell.startswith("printf '%s\\n' deny > /proc/sys/kernel/time32_syscalls && ")
-    assert '"name":"kernel.time32_syscalls"' in command.shell
+    assert command.shell == "/tools/sysctl kernel.time32_syscalls deny"
 
 
 def test_a_number_value_is_written_as_its_digits() -> None:

@@ -5,10 +5,11 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import klog
-from sandbox.qemu import GuestDied, GuestHung
-from sandbox.protocol import ProtocolError
-from sandbox.runner import classify
+from sandbox.guest import klog
+from sandbox.guest.qemu import GuestDied, GuestHung
+from sandbox.guest.protocol import ProtocolError
+from sandbox.run.observations import ProbeOutputError
+from sandbox.run.runner import classify
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "console"
 
@@ -46,14 +47,14 @@ def test_a_panic_explains_a_hang_too() -> None:
 @pytest.mark.parametrize("failure, outcome", [
     (GuestDied("QEMU exited (code 1)"), "guest-exited"),
     (ProtocolError("bad base64"), "agent-error"),
-    (ValueError("probe output line 1: not JSON"), "agent-error"),
+    (ProbeOutputError(1, "not JSON"), "agent-error"),
 ])
 def test_other_failures_are_named(failure: Exception, outcome: str) -> None:
     assert classify(failure, ()) == (outcome, str(failure))
 
 
-def test_a_failing_set_clock_is_a_step_error() -> None:
-    assert classify(None, (), "step 1 exited 1: EPERM") == ("step-error", "step 1 exited 1: EPERM")
+def test_a_failing_set_clock_is_a_failed_step() -> None:
+    assert classify(None, (), "step 1 exited 1: EPERM") == ("step-failed", "step 1 exited 1: EPERM")
 
 
 @pytest.mark.parametrize("line, kind", [

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox import ktap
+from sandbox.kunit import ktap
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "ktap"
 

@@ -1,7 +1,7 @@
-"""Which KUnit cases a patch adds, read from its text (sandbox/kunit.py)."""
+"""Which KUnit cases a patch adds, read from its text (sandbox/kunit/cases.py)."""
 from __future__ import annotations
 
-from sandbox.kunit import Case, added_text, cases_in, series_cases
+from sandbox.kunit.cases import Case, added_text, cases_in, series_cases
 
 PATCH = """\
 --- /dev/null
@@ -40,5 +40,7 @@ def test_cases_belong_to_the_suite_that_names_their_array() -> None:
 def test_the_series_adds_cases_and_each_has_a_distinct_id() -> None:
     cases = series_cases()
     ids = [c.id for c in cases]
+    assert cases, "kernel-series/ adds KUnit cases (patches 0008 and 0009)"
+    assert {c.suite for c in cases} >= {"time32_policy", "time32_conversion"}
     assert len(ids) == len(set(ids))
     assert all(c.source.endswith(".patch") for c in cases)

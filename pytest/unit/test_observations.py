@@ -1,13 +1,13 @@
-"""sandbox.observations: the Observation record and the probe output parser."""
+"""sandbox.run.observations: the Observation record and the probe output parser."""
 from __future__ import annotations
 
 import json
 
 import pytest
 
-from sandbox.observations import Observation, ProbeOutputError, parse_probe_output
+from sandbox.run.observations import Observation, ProbeOutputError, parse_probe_output
 
-WHERE = {"scenario": "clock/rollover", "arch": "x86_64", "phase": "after"}
+WHERE = {"scenario": "clock/rollover", "machine": "x86_64", "phase": "after"}
 
 OUTPUT = """\
 {"probe":"clock","flavour":"time32-syscall","call":"time","seconds":-2147483620}
@@ -76,7 +76,7 @@ def test_records_round_trip_through_json() -> None:
 
 
 def test_from_record_rejects_a_record_without_identity() -> None:
-    with pytest.raises(ValueError, match="record lacks string arch, phase"):
+    with pytest.raises(ValueError, match="record lacks string machine, phase"):
         Observation.from_record({"scenario": "s", "probe": "clock", "flavour": "time64", "call": "time"})
 
 

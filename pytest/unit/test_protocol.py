@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.protocol import FrameParser, Noise, ProtocolError, Ready, Reply, encode_run, parse_transcript
+from sandbox.guest.protocol import FrameParser, Noise, ProtocolError, Ready, Reply, encode_run, parse_transcript
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "agent"
 
@@ -47,9 +47,11 @@ def test_a_guest_that_stops_answering_leaves_no_half_reply(name: str) -> None:
     parser = FrameParser()
     events = [e for e in map(parser.feed, transcript(name)) if e]
     assert events == [Ready("6.1.192+")]
-    parser.feed("@@Y2038 BEGIN 1")
-    parser.feed("aGVs")  # the line goes quiet mid-reply: nothing is returned
-    assert parser.feed("") is None
+    half = ["@@Y2038 BEGIN 1", "aGVs", ""]  # the line goes quiet mid-reply
+    assert [parser.feed(line) for line in half] == [None, None, None]
+    # the reply is still open, not lost: its end completes it
+    assert parser.feed("@@Y2038 STDERR 1") is None
+    assert parser.feed("@@Y2038 END 1 0") == Reply(1, b"hel", b"", 0)
 
 
 def test_garbage_inside_a_frame_is_an_error_not_a_wrong_answer() -> None:

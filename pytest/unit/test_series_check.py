@@ -1,10 +1,10 @@
-"""sandbox/series_check.py: the pure parts (the check itself builds kernels)."""
+"""sandbox/build/series_check.py: the pure parts (the check itself builds kernels)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.machines import MACHINES
-from sandbox.series_check import PatchCheck, checkpatch_verdict, report
+from sandbox.base.machines import MACHINES
+from sandbox.build.series_check import PatchCheck, checkpatch_verdict, report
 
 CLEAN = """total: 0 errors, 0 warnings, 0 checks, 44 lines checked
 

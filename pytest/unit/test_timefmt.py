@@ -1,11 +1,11 @@
-"""sandbox.timefmt: ISO-8601 UTC text <-> seconds, far from datetime's fast paths."""
+"""sandbox.base.timefmt: ISO-8601 UTC text <-> seconds, far from datetime's fast paths."""
 from __future__ import annotations
 
 import datetime
 
 import pytest
 
-from sandbox.timefmt import (
+from sandbox.base.timefmt import (
     INT32_MAX,
     INT32_MIN,
     ROLLOVER,
@@ -43,8 +43,10 @@ def test_rollover_constant_is_the_first_unrepresentable_second() -> None:
     assert format_time(ROLLOVER) == "2038-01-19T03:14:08Z"
 
 
-def test_z_suffix_is_optional() -> None:
-    assert parse_time("2038-01-19T03:14:08") == ROLLOVER
+def test_the_z_suffix_is_required_as_the_docs_say() -> None:
+    assert parse_time("2038-01-19T03:14:08Z") == ROLLOVER
+    with pytest.raises(ValueError, match="expected YYYY-MM-DDTHH:MM:SSZ"):
+        parse_time("2038-01-19T03:14:08")  # a local time? say UTC with a Z
 
 
 def test_format_agrees_with_datetime_across_its_range() -> None:

@@ -1,0 +1,91 @@
+"""Scenario families (sandbox/scenario/family.py): named values, flavour
+groups and variant rows, expanded before a scenario is parsed."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from sandbox.base.errors import InputError
+from sandbox.base.machines import FLAVOURS
+from sandbox.scenario.catalogue import parse_catalogue
+from sandbox.scenario.parser import parse_scenario, parse_scenarios
+
+FILE = "scenarios/demo/family.toml"
+CATALOGUE = parse_catalogue(
+    '[probe.clock]\ncalls.time = { seconds = "time" }\ncalls.clock_gettime = { seconds = "time", nsec = "number" }\n',
+    "manifest.toml")
+MACHINES = {"x86_64": FLAVOURS}
+HEAD = 'title = "t"\nrtc = "2038-01-19T03:13:50Z"\n'
+STEP = '[[step]]\nphase = "p"\nprobe = "clock"\n'
+
+
+def parse(text: str):  # type: ignore[no-untyped-def]
+    return parse_scenarios(textwrap.dedent(text), FILE, CATALOGUE, MACHINES)
+
+
+def fields(scenario) -> dict[tuple[str, str, str], str]:  # type: ignore[no-untyped-def]
+    return {(e.flavour, e.call, e.field): e.matcher.describe() for e in scenario.steps[0].expectations}
+
+
+def test_a_named_value_stands_for_any_toml_value() -> None:
+    (scenario,) = parse(HEAD + '[values]\nwindow = ["2040-01-01T00:00:00Z", "2040-01-01T00:02:00Z"]\n'
+                        'when = "2040-01-01T00:00:00Z"\n'
+                        + STEP + '[step.expect.time64]\ntime = { seconds = { between = "$window" } }\n'
+                        'clock_gettime = { seconds = "$when" }\n')
+    assert fields(scenario) == {
+        ("time64", "time", "seconds"): "in [2040-01-01T00:00:00Z, 2040-01-01T00:02:00Z]",
+        ("time64", "clock_gettime", "seconds"): "= 2040-01-01T00:00:00Z"}
+
+
+def test_a_flavour_group_applies_to_each_member_and_a_member_table_wins() -> None:
+    (scenario,) = parse(HEAD + '[flavour-groups]\nold = ["time32-syscall", "time32-libc"]\n'
+                        + STEP + 'flavours = ["old", "time64"]\n'
+                        '[step.expect.old]\ntime = { errno = "EOVERFLOW" }\nclock_gettime = { errno = "EOVERFLOW" }\n'
+                        '[step.expect.time32-syscall]\ntime = { seconds = 5 }\n')
+    assert scenario.steps[0].flavours == ("time32-syscall", "time32-libc", "time64")
+    assert fields(scenario) == {
+        ("time32-syscall", "time", "errno"): "errno EOVERFLOW",
+        ("time32-syscall", "time", "seconds"): "= 5",
+        ("time32-syscall", "clock_gettime", "errno"): "errno EOVERFLOW",
+        ("time32-libc", "time", "errno"): "errno EOVERFLOW",
+        ("time32-libc", "clock_gettime", "errno"): "errno EOVERFLOW"}
+
+
+def test_each_variant_is_a_scenario_with_its_own_name_and_values() -> None:
+    scenarios = parse(HEAD.replace('"t"', '"on ${variant}: ${limit}"') + '[values]\nlimit = "2038"\n'
+                      '[[variant]]\nname = "small"\n[[variant]]\nname = "big"\nlimit = "2446"\n' + STEP)
+    assert [(s.name, s.variant, s.slug, s.title) for s in scenarios] == [
+        ("demo/family[small]", "small", "demo-family-small", "on small: 2038"),
+        ("demo/family[big]", "big", "demo-family-big", "on big: 2446")]
+
+
+def test_a_plain_file_is_one_scenario_and_parse_scenario_refuses_a_family() -> None:
+    assert [s.variant for s in parse(HEAD + STEP)] == [""]
+    with pytest.raises(InputError, match="variant: 2 variants: this file is a family"):
+        parse_scenario(HEAD + '[[variant]]\nname = "a"\n[[variant]]\nname = "b"\n' + STEP, FILE, CATALOGUE, MACHINES)
+
+
+def test_a_dollar_sign_is_written_twice() -> None:
+    (scenario,) = parse(HEAD.replace('"t"', '"costs $$5"') + STEP)
+    assert scenario.title == "costs $5"
+
+
+@pytest.mark.parametrize("text, key, message", [
+    (HEAD + STEP + '[step.expect.time64]\ntime = { seconds = "$nowhere" }\n',
+     "step[0].expect.time64.time.seconds", "unknown value 'nowhere' (known: none)"),
+    (HEAD.replace('"t"', '"t $x"') + STEP, "title", "write \"$name\", \"${name}\" or \"$$\""),
+    (HEAD.replace('"t"', '"t ${w}"') + '[values]\nw = [1]\n' + STEP, "title", "only a string or a number"),
+    (HEAD + '[flavour-groups]\ntime64 = ["time64"]\n' + STEP, "flavour-groups.time64", "is a flavour"),
+    (HEAD + '[flavour-groups]\nold = ["time33"]\n' + STEP, "flavour-groups.old[0]", "unknown flavour 'time33'"),
+    (HEAD + '[[variant]]\nlimit = 1\n' + STEP, "variant[0].name", "missing (required)"),
+    (HEAD + '[[variant]]\nname = "a"\n[[variant]]\nname = "a"\n' + STEP, "variant[1].name", "listed twice"),
+    (HEAD + '[[variant]]\nname = "A b"\n' + STEP, "variant[0].name", "is not a variant name"),
+    (HEAD + '[[variant]]\nname = "a"\nvariant = "b"\n' + STEP, "variant[0].variant", "the row's name"),
+    (HEAD + 'variant = []\n' + STEP, "variant", "expected one or more [[variant]] tables"),
+])
+def test_bad_families_name_the_key(text: str, key: str, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse(text)
+    assert str(caught.value).startswith(f"{FILE}: {key}: ")
+    assert message in str(caught.value)

@@ -1,0 +1,102 @@
+"""Pure host-side pieces: QEMU arguments, accelerator choice, kconfig checks."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sandbox.guest import accel
+from sandbox.build import kconfig
+from sandbox.base.errors import SandboxError
+from sandbox.base.machines import MACHINES
+from sandbox.guest.qemu import BootRequest, qemu_argv
+
+
+def request(tmp_path: Path, **changes: object) -> BootRequest:
+    base = BootRequest(MACHINES["x86_64"], Path("/k/vmlinux"), Path("/i/initramfs.cpio"),
+                       "2038-01-19T03:13:50Z", "tcg", tmp_path)
+    return BootRequest(**{**base.__dict__, **changes})
+
+
+def option(argv: list[str], name: str) -> list[str]:
+    return [argv[i + 1] for i, a in enumerate(argv) if a == name]
+
+
+def test_qemu_argv_places_the_clock_and_isolates_the_guest(tmp_path: Path) -> None:
+    argv = qemu_argv(request(tmp_path))
+    assert argv[0] == "qemu-system-x86_64"
+    assert option(argv, "-rtc") == ["base=2038-01-19T03:13:50"]
+    assert {"-no-reboot", "-nodefaults", "-no-user-config"} <= set(argv)
+    assert option(argv, "-nic") == ["none"]
+    assert option(argv, "-accel") == ["tcg"]
+    append = option(argv, "-append")[0].split()
+    assert {"console=ttyS0", "panic=-1", "y2038.agent=ttyS1"} <= set(append)
+
+
+def test_qemu_argv_puts_console_and_agent_on_separate_ports(tmp_path: Path) -> None:
+    serials = option(qemu_argv(request(tmp_path)), "-serial")
+    assert serials == [f"file:{tmp_path / 'console.log'}", "chardev:agent"]
+
+
+def test_qemu_argv_passes_extra_kernel_arguments(tmp_path: Path) -> None:
+    argv = qemu_argv(request(tmp_path, append=("y2038.extra=1",)))
+    assert option(argv, "-append")[0].endswith("y2038.extra=1")
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("Y2038_CACHE", str(tmp_path))
+    monkeypatch.delenv("Y2038_ACCEL", raising=False)
+    monkeypatch.setattr(accel, "can_open_kvm", lambda: True)
+    monkeypatch.setattr(accel, "host_identity", lambda qemu: "host-a qemu-7.2")
+    return tmp_path
+
+
+def test_kvm_is_chosen_only_after_a_handshake_and_remembered(cache: Path) -> None:
+    calls: list[str] = []
+    handshake = lambda name: calls.append(name) or True  # noqa: E731
+    assert accel.choose("qemu", True, handshake).name == "kvm"
+    again = accel.choose("qemu", True, handshake)
+    assert calls == ["kvm"]  # the second choice did not boot again
+    assert again.name == "kvm" and again.reason.startswith("remembered")
+    assert json.loads((cache / "accel.json").read_text())["host-a qemu-7.2"]["accel"] == "kvm"
+
+
+def test_a_failed_handshake_means_tcg(cache: Path) -> None:
+    choice = accel.choose("qemu", True, lambda name: False)
+    assert choice.name == "tcg" and "handshake failed" in choice.reason
+
+
+def test_no_handshake_without_usable_kvm(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(accel, "can_open_kvm", lambda: False)
+    def never(name: str) -> bool:
+        raise AssertionError("must not boot")
+    assert accel.choose("qemu", True, never).name == "tcg"
+    assert accel.choose("qemu", False, never).name == "tcg"
+
+
+def test_the_environment_forces_an_accelerator(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("Y2038_ACCEL", "tcg")
+    assert str(accel.choose("qemu", True, lambda n: True)) == "tcg (forced by Y2038_ACCEL)"
+    monkeypatch.setenv("Y2038_ACCEL", "hvf")
+    with pytest.raises(SandboxError, match="Y2038_ACCEL=hvf: must be one of kvm, tcg"):
+        accel.choose("qemu", True, lambda n: True)
+
+
+def test_kconfig_reports_requests_that_did_not_hold(tmp_path: Path) -> None:
+    common = tmp_path / "common.config"
+    common.write_text("CONFIG_TMPFS=y\n# CONFIG_SWAP is not set\nCONFIG_HZ=100\n")
+    machine = tmp_path / "x86_64.config"
+    machine.write_text("CONFIG_HZ=250\n")
+    final = "CONFIG_HZ=250\nCONFIG_SWAP=y\n# CONFIG_TMPFS is not set\n"
+    lost = kconfig.mismatches(kconfig.parse_fragments([common, machine]), final)
+    assert [str(m) for m in lost] == [
+        f"CONFIG_TMPFS=y (got n) from {common}:1",
+        f"CONFIG_SWAP=n (got y) from {common}:2",
+    ]
+
+
+def test_kconfig_all_held() -> None:
+    requests = kconfig.parse_config("CONFIG_A=y\n# CONFIG_B is not set\n", "f")
+    assert kconfig.mismatches(requests, "CONFIG_A=y\n") == []

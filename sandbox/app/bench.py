@@ -1,0 +1,109 @@
+"""Figures, not assertions: build, boot and demo timings and QEMU memory.
+
+Cold build: the shared tree into an empty build folder without ccache.
+Warm build: the same with ccache filled (an empty build folder: what a
+config change costs). Cached: build_kernel() when the artifact exists.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.base import paths
+from sandbox.guest.deadline import Deadline
+from sandbox.build.kernel import (KernelRequest, build_kernel, ccache_counts, compile_in, debian_version, locked,
+                     source_for)
+from sandbox.base.machines import Machine
+from sandbox.base.progress import say
+from sandbox.guest.qemu import BootRequest, Guest
+from sandbox.guest.target import Target, prepare_target
+
+BOOTS = 5
+DEMOS = 3
+RTC = "2038-01-19T03:13:50"
+
+
+@dataclass(frozen=True)
+class Figure:
+    name: str
+    value: float
+    unit: str
+    note: str = ""
+
+
+def build_figures(machine: Machine, cold: bool) -> list[Figure]:
+    request = KernelRequest(machine)
+    start = time.monotonic()
+    build_kernel(request)
+    figures = [Figure("kernel build, cached artifact", time.monotonic() - start, "s")]
+    modes = ((False, "kernel build, cold (no ccache, empty build folder)"),) if cold else ()
+    modes += ((True, "kernel build, warm ccache, empty build folder"),)
+    with locked("kernel-tree"):
+        tree, _ = source_for(request, debian_version())
+        for ccache, name in modes:
+            hits, misses = ccache_counts()
+            with tempfile.TemporaryDirectory(dir=paths.cache_dir(), prefix="bench-") as tmp:
+                seconds = compile_in(tree, Path(tmp), request, f"bench {machine.name}", ccache)
+            note = f"{machine.name}, {_cpus()} CPUs"
+            if ccache:  # warm only if it hit: a changed config or series misses
+                new_hits, new_misses = ccache_counts()
+                note += f", ccache hits {new_hits - hits}/{new_hits - hits + new_misses - misses}"
+            figures.append(Figure(name, seconds, "s", note))
+    return figures
+
+
+def boot_figures(target: Target) -> list[Figure]:
+    seconds = []
+    for n in range(BOOTS):
+        with tempfile.TemporaryDirectory(prefix="y2038-bench-") as tmp:
+            request = BootRequest(target.machine, target.kernel.boot_image,
+                                  target.initramfs.path, RTC, target.accel.name, Path(tmp))
+            with Guest(request) as guest:
+                guest.wait_ready(Deadline(60))
+                seconds.append(guest.boot_seconds)
+        say(f"boot {n + 1}/{BOOTS}: {seconds[-1]:.2f}s to agent ready")
+    rss_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return [
+        Figure("boot to agent ready, median", statistics.median(seconds), "s",
+               f"{BOOTS} boots, min {min(seconds):.2f} max {max(seconds):.2f}, accel {target.accel.name}"),
+        Figure("QEMU peak resident memory", rss_mib, "MiB", "largest child process so far"),
+    ]
+
+
+def demo_figures(machine: Machine) -> list[Figure]:
+    seconds = []
+    for _ in range(DEMOS):
+        start = time.monotonic()
+        subprocess.run([sys.executable, "-m", "sandbox", "demo", "--machine", machine.name],
+                       cwd=paths.REPO, check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        seconds.append(time.monotonic() - start)
+    return [Figure("warm `just demo`, median", statistics.median(seconds), "s",
+                   f"{DEMOS} runs, min {min(seconds):.2f} max {max(seconds):.2f}")]
+
+
+def _cpus() -> int:
+    return os.cpu_count() or 1
+
+
+def render(figures: list[Figure]) -> str:
+    width = max(len(f.name) for f in figures)
+    return "\n".join(f"{f.name.ljust(width)}  {f.value:8.2f} {f.unit:<4} {f.note}" for f in figures)
+
+
+def bench(machine: Machine, cold: bool = True) -> Path:
+    target = prepare_target(machine)
+    figures = build_figures(machine, cold) + boot_figures(target) + demo_figures(machine)
+    out = paths.new_results_dir("bench") / "bench.json"
+    out.write_text(json.dumps([f.__dict__ for f in figures], indent=2) + "\n")
+    print(render(figures))
+    print(f"\nfigures: {out}")
+    return out

@@ -1,0 +1,211 @@
+"""Command line: the verbs the justfile calls. Exit codes, as LAVA separates them:
+0 passed, 1 expectations failed, 2 bad input or a build problem, 3 the guest
+panicked, hung or lost its agent (infrastructure, not the scenario), 4 a step
+that must succeed (a clock move, a sysctl, a mount) failed in a healthy guest."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from sandbox.build import deps
+from sandbox.base import paths
+from sandbox.report import recording
+from sandbox.report import text as report
+from sandbox.build import series_check
+from sandbox.scenario import suite
+from sandbox.app.jobs import run_and_judge
+from sandbox.report.text import JudgedRun
+from sandbox.run.record import STEP_FAILED
+from sandbox.base.errors import SandboxError
+from sandbox.build.initramfs import build_initramfs
+from sandbox.build.kernel import KernelRequest, build_kernel
+from sandbox.base.machines import MACHINES, machine
+from sandbox.base.progress import say
+from sandbox.guest.target import Target, prepare_target
+from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
+
+DEMO_SCENARIOS = (  # one per subject: the whole matrix, before and after the rollover
+    "clock/rollover.toml",
+    "timers/armed-before-due-after.toml",
+    "mqueue/timeout-past-rollover.toml",
+    "futex/wait-across-rollover.toml",
+    "timeouts/relative-across-rollover.toml",
+    "ipc/after-rollover.toml",
+    "filetimes/filesystems.toml[ext4-128]",
+)
+"""Files under scenarios/; "file.toml[variant]" picks one row of a family."""
+EXIT_PASSED, EXIT_FAILED, EXIT_ERROR, EXIT_INFRA, EXIT_STEP = 0, 1, 2, 3, 4
+
+
+def cmd_deps(args: argparse.Namespace) -> int:
+    installed = deps.ensure()
+    say(f"installed: {' '.join(installed)}" if installed else "all Debian packages present")
+    return EXIT_PASSED
+
+
+def cmd_kernel(args: argparse.Namespace) -> int:
+    print(build_kernel(KernelRequest(machine(args.machine), args.variant)).boot_image)
+    return EXIT_PASSED
+
+
+def cmd_kernels(args: argparse.Namespace) -> int:
+    """Every kernel the scenario files boot, built or reused, one at a time."""
+    needed = suite.kernels_needed(suite.load_all(suite.scenario_files()))
+    for number, (name, variant) in enumerate(needed, 1):
+        say(f"kernel {number}/{len(needed)}: {name}/{variant}")
+        print(build_kernel(KernelRequest(machine(name), variant)).boot_image)
+    return EXIT_PASSED
+
+
+def cmd_check_series(args: argparse.Namespace) -> int:
+    """Each patch of kernel-series/: checkpatch --strict, git am, incremental build."""
+    failed = False
+    for name in args.machines or ["x86_64"]:
+        target = machine(name)
+        results = series_check.check_series(target)
+        print(series_check.report(target, results))
+        failed = failed or not results or not all(r.ok for r in results)
+    return EXIT_FAILED if failed else EXIT_PASSED
+
+
+def cmd_initramfs(args: argparse.Namespace) -> int:
+    print(build_initramfs(args.machine).path)
+    return EXIT_PASSED
+
+
+def run_files(files: list[Path], machine_name: str, label: str) -> int:
+    """Validate every file first, then boot once per scenario; print the matrix."""
+    scenarios = suite.load_all(files)  # bad input stops before any boot
+    targets: dict[str, Target] = {}
+    results = paths.new_results_dir(label)
+    runs: list[JudgedRun] = []
+    for scenario in scenarios:
+        if machine_name not in scenario.machines:
+            say(f"{scenario.name}: not for {machine_name}, skipped")
+            continue
+        if scenario.kernel not in targets:
+            targets[scenario.kernel] = prepare_target(machine(machine_name), scenario.kernel)
+        target = targets[scenario.kernel]
+        say(f"running {scenario.name} on {machine_name} ({target.accel.name})")
+        judged = run_and_judge(target, scenario, results / scenario.slug / machine_name)
+        runs.append(judged)
+        print(f"\n{scenario.title}  [{scenario.name}, {machine_name}, kernel {scenario.kernel}, "
+              f"accel {target.accel.name}, boot {judged.record.boot_seconds:.1f}s]")
+        print(report.phase_tables(judged.record, scenario, judged.result))
+        print("PASSED" if judged.passed else report.failure_report(judged.record, judged.result))
+    observations = results / "observations.jsonl"
+    with observations.open("w") as out:
+        for judged in runs:
+            for o in judged.record.observations:
+                out.write(json.dumps(o.to_record()) + "\n")
+    print("\n" + report.summary(runs))
+    print(f"\nobservations (JSON lines): {observations}\nevidence: {results}")
+    return exit_code(runs)
+
+
+def exit_code(runs: list[JudgedRun]) -> int:
+    """The worst of the runs: infrastructure, then a failed step, then an expectation."""
+    if any(r.record.infrastructure_failed for r in runs):
+        return EXIT_INFRA
+    if any(r.record.outcome == STEP_FAILED for r in runs):
+        return EXIT_STEP
+    return EXIT_PASSED if all(r.passed for r in runs) else EXIT_FAILED
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    files = [Path(f) for f in args.scenarios] or suite.scenario_files()
+    return run_files(files, args.machine, "run")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    deps.ensure()
+    return run_files([paths.SCENARIOS / s for s in DEMO_SCENARIOS], args.machine, "demo")
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    """Run one scenario and write what it observed into its probe steps that
+    have no expectations yet (sandbox/report/recording.py)."""
+    path = Path(args.scenario)
+    scenarios = suite.load_all([path])
+    if len(scenarios) != 1 or scenarios[0].variant:
+        raise SandboxError(f"{path}: record takes a file of one scenario, not a family "
+                           "(record one row as a plain file first)")
+    (scenario,) = scenarios
+    if args.machine not in scenario.machines:
+        raise SandboxError(f"{path}: does not run on {args.machine} (machines: {', '.join(scenario.machines)})")
+    target = prepare_target(machine(args.machine), scenario.kernel)
+    results = paths.new_results_dir("record")
+    judged = run_and_judge(target, scenario, results / scenario.slug / args.machine)
+    if not judged.record.completed:
+        print(report.failure_report(judged.record, judged.result))
+        return exit_code([judged])
+    where = (f"{time.strftime('%Y-%m-%d')} on {args.machine}, kernel {scenario.kernel} "
+             f"{judged.record.release}")
+    text = recording.record(path.read_text(), scenario, judged.record.observations, where)
+    path.write_text(text)
+    print(report.phase_tables(judged.record, scenario, judged.result))
+    say(f"recorded into {path}: review every TODO and name the deciding function; evidence: {results}")
+    return EXIT_PASSED
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from sandbox.app.bench import bench  # only bench needs its imports
+    bench(machine(args.machine), cold=not args.no_cold)
+    return EXIT_PASSED
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    files = [Path(f) for f in args.scenarios] or suite.scenario_files()
+    scenarios = suite.load_all(files)
+    say(f"{len(files)} scenario file(s) valid ({len(scenarios)} scenarios)")
+    return EXIT_PASSED
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="sandbox", description="y2038 rollover sandbox")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def verb(name: str, func: object, help: str) -> argparse.ArgumentParser:
+        v = sub.add_parser(name, help=help)
+        v.set_defaults(func=func)
+        return v
+
+    def with_machine(v: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        v.add_argument("--machine", default="x86_64", choices=sorted(MACHINES))
+        return v
+
+    verb("deps", cmd_deps, "install the Debian packages the sandbox needs")
+    k = with_machine(verb("kernel", cmd_kernel, "build (or reuse) a kernel"))
+    k.add_argument("--variant", default=DEFAULT_VARIANT, choices=sorted(VARIANTS))
+    verb("kernels", cmd_kernels, "build (or reuse) every kernel the scenarios boot")
+    c = verb("check-series", cmd_check_series,
+             "check kernel-series/ patch by patch: checkpatch --strict, git am, build")
+    c.add_argument("--machine", dest="machines", action="append", choices=sorted(MACHINES),
+                   help="build for this machine (repeatable; default x86_64)")
+    with_machine(verb("initramfs", cmd_initramfs, "build (or reuse) the initramfs"))
+    r = with_machine(verb("run", cmd_run, "run scenario files (default: all)"))
+    r.add_argument("scenarios", nargs="*")
+    with_machine(verb("demo", cmd_demo, "build what is missing, boot, show the rollover"))
+    b = with_machine(verb("bench", cmd_bench, "print build, boot and demo timings"))
+    b.add_argument("--no-cold", action="store_true", help="skip the cold (no ccache) build")
+    rec = with_machine(verb("record", cmd_record,
+                            "run a scenario and write what it observed as expectations into it"))
+    rec.add_argument("scenario")
+    v = verb("validate", cmd_validate, "check scenario files without booting")
+    v.add_argument("scenarios", nargs="*")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except SandboxError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

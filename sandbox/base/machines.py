@@ -1,0 +1,117 @@
+"""What differs between machines, as data: one table, no branches elsewhere.
+
+A machine is what QEMU emulates and the kernel is built for. Its row says
+how to build the kernel (make's ARCH, the cross compiler), how to build the
+guest binaries (the C compiler, what selects the 32-bit ABI, the static
+libcs), and how QEMU runs it (machine type, console, agent port, block
+device model).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from sandbox.base.errors import SandboxError
+
+FLAVOURS = ("time32-syscall", "time32-libc", "time64", "native64")
+FLAVOURS_32 = FLAVOURS[:-1]  # no native64 on a 32-bit machine
+# The agent on the PC's second 8250 UART (ttyS1).
+SECOND_SERIAL = ("-serial", "chardev:agent")
+
+
+@dataclass(frozen=True)
+class Machine:
+    name: str
+    # Kernel build
+    make_arch: str
+    cross_compile: str  # "" for the host compiler
+    make_targets: tuple[str, ...]
+    boot_image: str  # path in the build folder handed to -kernel
+    config_fragment: str  # file name under kernel-series/config/
+    # QEMU
+    qemu: str
+    qemu_machine: tuple[str, ...]
+    console_tty: str  # kernel console
+    agent_tty: str  # guest agent channel, apart from the console
+    agent_device: tuple[str, ...]  # QEMU arguments wiring the chardev "agent" to agent_tty
+    block_device: str  # QEMU's virtio block device model for [[disk]] images
+    kvm_capable: bool  # could KVM run it on an x86_64 host at all
+    # Guest binaries (rootfs/Makefile)
+    flavours: tuple[str, ...]
+    tools_flavour: str  # the 64-bit time_t flavour the tools (settime) are built in
+    cc: str  # the C compiler of the probes (a Debian gcc or cross gcc)
+    cc_package: str  # the Debian package that provides cc
+    cflags32: str  # what selects the 32-bit ABI (rootfs/Makefile CFLAGS32)
+    # (extra cc flags, Debian package): a static libc that must be found for
+    # those flags, and the package it comes from
+    static_libcs: tuple[tuple[str, str], ...]
+
+
+X86_64 = Machine(
+    name="x86_64",
+    make_arch="x86_64",
+    cross_compile="",
+    make_targets=("vmlinux",),
+    boot_image="vmlinux",  # PVH entry: no decompression step
+    config_fragment="x86_64.config",
+    qemu="qemu-system-x86_64",
+    qemu_machine=("-M", "pc", "-m", "256"),
+    console_tty="ttyS0",
+    agent_tty="ttyS1",
+    agent_device=SECOND_SERIAL,
+    block_device="virtio-blk-pci",
+    kvm_capable=True,
+    flavours=FLAVOURS,
+    tools_flavour="native64",
+    cc="gcc",
+    cc_package="gcc",
+    cflags32="-m32",
+    static_libcs=(("", "libc6-dev"), ("-m32", "gcc-12-multilib")),
+)
+
+# The same PC as x86_64, a 32-bit kernel: the same i386 binaries as
+# x86_64's 32-bit flavours take the native 32-bit path here.
+I386 = replace(
+    X86_64,
+    name="i386",
+    make_arch="i386",
+    config_fragment="i386.config",
+    qemu="qemu-system-i386",
+    flavours=FLAVOURS_32,
+    tools_flavour="time64",
+    static_libcs=(("-m32", "gcc-12-multilib"),),
+)
+
+ARMHF = Machine(
+    name="armhf",
+    make_arch="arm",
+    cross_compile="arm-linux-gnueabihf-",
+    make_targets=("zImage",),
+    boot_image="arch/arm/boot/zImage",  # QEMU passes the initrd and its DTB
+    config_fragment="armhf.config",
+    qemu="qemu-system-arm",
+    qemu_machine=("-M", "virt", "-cpu", "cortex-a15", "-m", "256"),
+    console_tty="ttyAMA0",
+    # -M virt has a single PL011 (the console): the agent gets a virtio
+    # console over virtio-mmio instead.
+    agent_tty="hvc0",
+    agent_device=("-device", "virtio-serial-device", "-device", "virtconsole,chardev=agent"),
+    block_device="virtio-blk-device",  # virtio-mmio: no PCI in the kernel
+    kvm_capable=False,
+    flavours=FLAVOURS_32,
+    tools_flavour="time64",
+    # Debian's armhf ABI (EABI, hard float); the cross gcc is 32-bit already.
+    cc="arm-linux-gnueabihf-gcc",
+    cc_package="gcc-arm-linux-gnueabihf",
+    cflags32="",
+    static_libcs=(("", "libc6-dev-armhf-cross"),),
+)
+
+MACHINES: dict[str, Machine] = {m.name: m for m in (X86_64, I386, ARMHF)}
+
+
+def machine(name: str) -> Machine:
+    try:
+        return MACHINES[name]
+    except KeyError:
+        known = ", ".join(MACHINES)
+        raise SandboxError(f"unknown machine '{name}' (known: {known})") from None

@@ -1,0 +1,145 @@
+"""The Debian packages the sandbox needs: one list, shared with .ci/run.
+
+.ci/debian-packages.txt holds one package a line, `#` starts a comment:
+
+    qemu-system-arm              installed on the host (apt-get install)
+    busybox-static:armhf unpack  a guest binary of another architecture:
+                                 fetched with `apt-get download` and unpacked
+                                 into the cache, never installed (the i386 and
+                                 armhf busybox-static conflict with the host's)
+
+An `:arch` qualifier names a foreign architecture; `ensure()` (`sandbox deps`,
+which .ci/run calls) runs `dpkg --add-architecture` for each one before
+`apt-get update`.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.base.errors import InputError, SandboxError
+from sandbox.base.paths import PACKAGES_LIST, cache_dir
+from sandbox.base.progress import step
+
+UNPACK = "unpack"
+
+
+@dataclass(frozen=True)
+class Package:
+    name: str  # as apt names it, with an ":arch" qualifier for a foreign one
+    unpack: bool  # fetched and unpacked into the cache rather than installed
+
+    @property
+    def arch(self) -> str | None:
+        return self.name.split(":", 1)[1] if ":" in self.name else None
+
+
+def parse(text: str, source: str = str(PACKAGES_LIST)) -> list[Package]:
+    """The packages a list names; InputError names the line of a bad one."""
+    packages = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        words = raw.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) > 2 or (len(words) == 2 and words[1] != UNPACK):
+            raise InputError(source, f"line {number}",
+                             f"expected '<package>[:<arch>] [{UNPACK}]', got {raw.strip()!r}")
+        packages.append(Package(words[0], len(words) == 2))
+    return packages
+
+
+def listed(path: Path = PACKAGES_LIST) -> list[Package]:
+    return parse(path.read_text(), str(path))
+
+
+def required(path: Path = PACKAGES_LIST) -> list[str]:
+    """The packages to install on the host."""
+    return [p.name for p in listed(path) if not p.unpack]
+
+
+def foreign_architectures(packages: list[Package]) -> list[str]:
+    return sorted({p.arch for p in packages if p.arch})
+
+
+def missing(packages: list[str]) -> list[str]:
+    """Packages dpkg does not report as installed."""
+    absent = []
+    for package in packages:
+        proc = subprocess.run(["dpkg-query", "-W", "-f=${db:Status-Abbrev}", package],
+                              capture_output=True, text=True, check=False)
+        if not proc.stdout.startswith("ii"):
+            absent.append(package)
+    return absent
+
+
+def _run(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> None:
+    proc = subprocess.run(argv, env=env, cwd=cwd, check=False)
+    if proc.returncode != 0:
+        raise SandboxError(f"'{' '.join(argv)}' failed with exit code {proc.returncode}")
+
+
+def _added_architectures() -> set[str]:
+    proc = subprocess.run(["dpkg", "--print-foreign-architectures"],
+                          capture_output=True, text=True, check=False)
+    return set(proc.stdout.split())
+
+
+def ensure(packages: list[str] | None = None) -> list[str]:
+    """Install what is missing (needs root) and unpack the guest packages;
+    returns what was installed or unpacked."""
+    entries = listed() if packages is None else [Package(p, False) for p in packages]
+    archs = [a for a in foreign_architectures(entries) if a not in _added_architectures()]
+    absent = missing([p.name for p in entries if not p.unpack])
+    if archs or absent:
+        if os.geteuid() != 0:
+            need = [f"dpkg --add-architecture {a}" for a in archs]
+            need += [f"apt-get install {' '.join(absent)}"] if absent else []
+            raise SandboxError(f"missing Debian packages or architectures (run as root, or: "
+                               f"sudo sh -c '{'; '.join(need)}')")
+        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
+        with step(f"installing {len(absent)} Debian package(s): {' '.join(absent)}"):
+            for arch in archs:
+                _run(["dpkg", "--add-architecture", arch])
+            _run(["apt-get", "update", "-q"], env)
+            if absent:
+                _run(["apt-get", "install", "-y", "-q", *absent], env)
+    unpacked = [p.name for p in entries if p.unpack and not _unpacked_dir(p.name).is_dir()]
+    for name in unpacked:
+        unpacked_package(name)
+    return absent + unpacked
+
+
+def _unpacked_dir(package: str) -> Path:
+    return cache_dir() / "debs" / package.replace(":", "_")
+
+
+def unpacked_package(package: str) -> Path:
+    """The root of `package` unpacked into the cache (apt-get download and
+    dpkg-deb -x, no root needed), fetched on first use."""
+    target = _unpacked_dir(package)
+    if target.is_dir():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".unpack-") as tmp:
+        with step(f"fetching {package} (apt-get download) into {target}"):
+            proc = subprocess.run(["apt-get", "download", "-q", package], cwd=tmp,
+                                  capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                arch = Package(package, unpack=True).arch
+                hint = f"dpkg --add-architecture {arch} && " if arch else ""
+                raise SandboxError(f"cannot download {package}: {proc.stderr.strip()} "
+                                   f"(as root: {hint}apt-get update, or `just deps`)")
+            debs = sorted(Path(tmp).glob("*.deb"))
+            root = Path(tmp) / "root"
+            for deb in debs:
+                _run(["dpkg-deb", "-x", str(deb), str(root)])
+            (root / ".deb").write_text("".join(f"{d.name}\n" for d in debs))
+            try:
+                os.rename(root, target)
+            except OSError:  # unpacked by another process meanwhile
+                shutil.rmtree(root, ignore_errors=True)
+    return target

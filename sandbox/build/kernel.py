@@ -1,0 +1,209 @@
+"""Build a sandbox kernel and keep it in the cache, keyed by its inputs."""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+from sandbox.build import kconfig
+from sandbox.base import paths
+from sandbox.base.errors import SandboxError
+from sandbox.build.kernel_source import Series, baseline_tree, checkout, debian_version, read_series
+from sandbox.base.machines import Machine
+from sandbox.base.progress import say, step
+from sandbox.base.runcmd import run
+from sandbox.base.variants import VARIANTS, Variant
+
+# Bump when the way a kernel is built changes, so old cache entries are not reused.
+RECIPE = "1"
+REPRODUCIBLE_ENV = {
+    "KBUILD_BUILD_TIMESTAMP": "2038-01-19 03:14:08 UTC",
+    "KBUILD_BUILD_USER": "y2038",
+    "KBUILD_BUILD_HOST": "sandbox",
+}
+
+
+@dataclass(frozen=True)
+class KernelRequest:
+    machine: Machine
+    variant: str = "series"  # a name in sandbox/variants.py VARIANTS
+
+
+@dataclass(frozen=True)
+class KernelArtifact:
+    key: str
+    folder: Path
+    boot_image: Path
+    config: Path
+    info: dict[str, object]
+
+
+def variant_of(request: KernelRequest) -> Variant:
+    try:
+        return VARIANTS[request.variant]
+    except KeyError:
+        raise SandboxError(f"unknown kernel variant '{request.variant}' "
+                           f"(known: {', '.join(VARIANTS)})") from None
+
+
+def fragment_paths(request: KernelRequest) -> list[Path]:
+    folder = paths.KERNEL_SERIES / "config"
+    names = ("common.config", request.machine.config_fragment,
+             *variant_of(request).fragments)
+    missing = [n for n in names if not (folder / n).is_file()]
+    if missing:
+        raise SandboxError(f"missing config fragment(s) in {folder}: {', '.join(missing)}")
+    return [folder / n for n in names]
+
+
+def _series_for(request: KernelRequest) -> Series:
+    return read_series() if variant_of(request).series else Series(())
+
+
+def cache_key(version: str, request: KernelRequest) -> str:
+    """Source version, series, fragments, machine, variant and recipe."""
+    h = hashlib.sha256()
+    h.update(f"recipe={RECIPE}\0version={version}\0machine={request.machine.name}\0".encode())
+    h.update(f"variant={request.variant}\0series={_series_for(request).digest}\0".encode())
+    for path in fragment_paths(request):
+        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return h.hexdigest()[:16]
+
+
+@contextmanager
+def locked(name: str) -> Iterator[None]:
+    """One build at a time in the shared tree (pytest-xdist, two shells)."""
+    lock_path = paths.cache_dir() / f"{name}.lock"
+    with lock_path.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _make_env() -> dict[str, str]:
+    env = dict(os.environ, **REPRODUCIBLE_ENV)
+    env["CCACHE_DIR"] = str(paths.cache_dir() / "ccache")
+    env.setdefault("CCACHE_MAXSIZE", "5G")
+    # Depend mode: a miss compiles once, with no extra preprocessor run to hash
+    # (kbuild's -Wp,-MMD gives ccache the headers). A cold CI run misses
+    # nearly everything: each variant changes structs nearly every file sees.
+    env["CCACHE_DEPEND"] = "1"
+    env["KBUILD_OUTPUT"] = ""
+    return env
+
+
+def ccache_counts() -> tuple[int, int]:
+    """(hits, misses) so far in the sandbox's ccache, from `ccache --print-stats`."""
+    out = subprocess.run(["ccache", "--print-stats"], env=_make_env(), capture_output=True,
+                         text=True, check=True).stdout
+    stats = dict(line.split("\t", 1) for line in out.splitlines() if "\t" in line)
+    hits = sum(int(stats.get(k, 0)) for k in ("direct_cache_hit", "preprocessed_cache_hit"))
+    return hits, int(stats.get("cache_miss", 0))
+
+
+def _make(tree: Path, build: Path, machine: Machine, *targets: str, log: Path,
+          ccache: bool = True) -> None:
+    launcher = "ccache " if ccache else ""
+    # HOSTCC too: the host tools (objtool, kconfig, dtc, fixdep) are the same
+    # for every variant of a machine, so later variants get them from ccache.
+    argv = ["make", "-C", str(tree), f"O={build}", f"ARCH={machine.make_arch}",
+            f"CROSS_COMPILE={machine.cross_compile}", f"CC={launcher}{machine.cross_compile}gcc",
+            f"HOSTCC={launcher}gcc",
+            f"-j{os.cpu_count() or 1}", *targets]
+    run(argv, env=_make_env(), log=log)
+
+
+def configure(tree: Path, build: Path, request: KernelRequest, log: Path,
+              ccache: bool = True, require: bool = True) -> list[kconfig.Mismatch]:
+    """tinyconfig, then the fragments in order, then olddefconfig, then check.
+    require=False returns the options that did not hold instead of failing
+    (sandbox/series_check.py: options appear patch by patch)."""
+    machine, fragments = request.machine, fragment_paths(request)
+    _make(tree, build, machine, "tinyconfig", log=log, ccache=ccache)
+    run([str(tree / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(build),
+         str(build / ".config"), *map(str, fragments)], cwd=build, log=log)
+    _make(tree, build, machine, "olddefconfig", log=log, ccache=ccache)
+    lost = kconfig.mismatches(kconfig.parse_fragments(fragments), (build / ".config").read_text())
+    if lost and require:
+        listing = "; ".join(map(str, lost))
+        raise SandboxError(f"{len(lost)} requested option(s) did not survive olddefconfig: {listing}")
+    return lost
+
+
+def make_image(tree: Path, build: Path, machine: Machine, log: Path, ccache: bool = True) -> None:
+    """make the machine's targets (incremental in an existing build folder)."""
+    _make(tree, build, machine, *machine.make_targets, log=log, ccache=ccache)
+
+
+def source_for(request: KernelRequest, version: str) -> tuple[Path, str]:
+    """The shared tree checked out for this request (hold the kernel-tree lock)."""
+    tree = baseline_tree(version)
+    return tree, checkout(tree, _series_for(request))
+
+
+def compile_in(tree: Path, build: Path, request: KernelRequest, label: str,
+               ccache: bool = True) -> float:
+    """Configure and build in `build`; returns the seconds it took."""
+    build.mkdir(parents=True, exist_ok=True)
+    log = build / "build.log"
+    log.write_text("")
+    targets = request.machine.make_targets
+    start = time.monotonic()
+    with step(f"{label}: configuring (log: {log})"):
+        configure(tree, build, request, log, ccache)
+    with step(f"{label}: building {' '.join(targets)}{' with ccache' if ccache else ''}"):
+        make_image(tree, build, request.machine, log, ccache)
+    return round(time.monotonic() - start, 1)
+
+
+def build_kernel(request: KernelRequest) -> KernelArtifact:
+    """Return the cached kernel for these inputs, building it only if missing."""
+    version = debian_version()
+    key = cache_key(version, request)
+    folder = paths.cache_dir() / "kernels" / f"{request.machine.name}-{request.variant}-{key}"
+    label = f"kernel {request.machine.name}/{request.variant} {key}"
+    if (folder / "build-info.json").is_file():
+        info = json.loads((folder / "build-info.json").read_text())
+        say(f"{label}: reusing the cached build from {info['built_at']} ({folder})")
+        return _artifact(folder, request.machine, key, info)
+    with locked("kernel-tree"):
+        if (folder / "build-info.json").is_file():  # built while we waited
+            return build_kernel(request)
+        tree, branch = source_for(request, version)
+        build = paths.cache_dir() / "build" / f"{request.machine.name}-{request.variant}"
+        seconds = compile_in(tree, build, request, label)
+        info = {
+            "key": key, "machine": request.machine.name, "variant": request.variant,
+            "debian_version": version, "branch": branch,
+            "series": [p.name for p in _series_for(request).patches],
+            "fragments": [p.name for p in fragment_paths(request)],
+            "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "build_seconds": seconds,
+        }
+        _store(build, folder, request.machine, info)
+    say(f"{label}: built in {seconds}s, stored in {folder}")
+    return _artifact(folder, request.machine, key, info)
+
+
+def _store(build: Path, folder: Path, machine: Machine, info: dict[str, object]) -> None:
+    """Copy the outputs into the cache atomically: a folder appears whole or not at all."""
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    shutil.copy2(build / machine.boot_image, tmp / Path(machine.boot_image).name)
+    shutil.copy2(build / ".config", tmp / "config")
+    (tmp / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
+    os.rename(tmp, folder)
+
+
+def _artifact(folder: Path, machine: Machine, key: str, info: dict[str, object]) -> KernelArtifact:
+    return KernelArtifact(key=key, folder=folder,
+                          boot_image=folder / Path(machine.boot_image).name,
+                          config=folder / "config", info=info)

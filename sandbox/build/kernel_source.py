@@ -1,0 +1,113 @@
+"""The kernel source tree: Debian's linux-source unpacked once into the cache,
+committed as a git baseline, with kernel-series/ applied on a branch of its own.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.base import paths
+from sandbox.base.errors import InputError, SandboxError
+from sandbox.base.progress import say, step
+from sandbox.base.runcmd import run
+
+DEBIAN_PACKAGE = "linux-source-6.1"
+TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
+BASELINE_TAG = "debian-baseline"
+GIT_ENV = {"GIT_AUTHOR_NAME": "y2038 sandbox", "GIT_AUTHOR_EMAIL": "sandbox@localhost",
+           "GIT_COMMITTER_NAME": "y2038 sandbox", "GIT_COMMITTER_EMAIL": "sandbox@localhost",
+           "GIT_CONFIG_NOSYSTEM": "1"}
+
+
+@dataclass(frozen=True)
+class Series:
+    """The patches of kernel-series/series, in order, with their contents."""
+
+    patches: tuple[Path, ...]
+
+    @property
+    def digest(self) -> str:
+        h = hashlib.sha256()
+        for patch in self.patches:
+            h.update(patch.name.encode() + b"\0" + patch.read_bytes() + b"\0")
+        return h.hexdigest()
+
+
+def read_series(folder: Path | None = None) -> Series:
+    """Parse the series file; every listed patch must exist."""
+    folder = folder or paths.KERNEL_SERIES
+    series_file = folder / "series"
+    patches = []
+    for number, raw in enumerate(series_file.read_text().splitlines(), 1):
+        name = raw.split("#", 1)[0].strip()
+        if not name:
+            continue
+        patch = folder / name
+        if not patch.is_file():
+            raise InputError(str(series_file), f"line {number}", f"no patch file '{name}'")
+        patches.append(patch)
+    return Series(tuple(patches))
+
+
+def debian_version() -> str:
+    """The installed linux-source package's exact Debian version."""
+    if not TARBALL.is_file():
+        raise SandboxError(f"{TARBALL} is missing: install {DEBIAN_PACKAGE} (run 'just deps')")
+    return run(["dpkg-query", "-W", "-f=${Version}", DEBIAN_PACKAGE]).strip()
+
+
+def _git(tree: Path, *args: str) -> str:
+    return run(["git", *args], cwd=tree, env={**os.environ, **GIT_ENV})
+
+
+def baseline_tree(version: str) -> Path:
+    """Debian's tree unpacked and committed; done once per Debian version."""
+    tree = paths.cache_dir() / "src" / f"linux-{version}"
+    if (tree / ".git" / "refs" / "tags" / BASELINE_TAG).exists():
+        return tree
+    parent = tree.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=parent, prefix=".unpack-") as tmp:
+        with step(f"unpacking {TARBALL.name} ({version}) into {parent}"):
+            run(["tar", "-xf", str(TARBALL), "-C", tmp])
+        unpacked = Path(tmp) / DEBIAN_PACKAGE
+        with step("committing the pristine tree as the git baseline"):
+            _git(unpacked, "init", "-q", "-b", "baseline")
+            _git(unpacked, "add", "-A", "--force")  # Debian's .gitignore ignores all
+            _git(unpacked, "commit", "-q", "-m",
+                 f"Debian {DEBIAN_PACKAGE} {version}, pristine")
+            _git(unpacked, "tag", BASELINE_TAG)
+        if tree.exists():
+            shutil.rmtree(tree)
+        os.rename(unpacked, tree)
+    return tree
+
+
+def checkout(tree: Path, series: Series) -> str:
+    """Check out the baseline with the series applied; returns the branch.
+
+    Each distinct series gets a branch named after its digest, so switching
+    between variants (with and without the series) is a cheap checkout.
+    """
+    if not series.patches:
+        _git(tree, "checkout", "-q", "--detach", BASELINE_TAG)
+        return BASELINE_TAG
+    branch = f"series-{series.digest[:12]}"
+    if _git(tree, "branch", "--list", branch).strip():
+        _git(tree, "checkout", "-q", branch)
+        return branch
+    _git(tree, "checkout", "-q", "-B", branch, BASELINE_TAG)
+    for patch in series.patches:
+        try:
+            _git(tree, "am", "-q", str(patch))
+        except SandboxError as err:
+            _git(tree, "am", "--abort")
+            _git(tree, "checkout", "-q", "--detach", BASELINE_TAG)
+            _git(tree, "branch", "-D", branch)
+            raise SandboxError(f"{patch}: does not apply to Debian's tree ({err})") from None
+    say(f"applied {len(series.patches)} patch(es) on branch {branch}")
+    return branch

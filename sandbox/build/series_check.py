@@ -1,0 +1,143 @@
+"""Check kernel-series/ patch by patch: each one checkpatch-clean and building.
+
+In a git worktree of its own (cache/series-check/tree, detached at Debian's
+baseline; the shared tree is never checked out here), for every patch in
+series order:
+  1. scripts/checkpatch.pl --strict on the patch file: 0 errors, warnings, checks;
+  2. git am of that one patch;
+  3. configure (tinyconfig + common + machine + the series variant's
+     fragments; options a later patch adds are reported, not required) and
+     an incremental make in one build folder per machine.
+A patch that does not apply stops the check (the rest cannot apply either);
+a failing checkpatch or build is reported and the check goes on.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.build import kernel
+from sandbox.base import paths
+from sandbox.base.errors import SandboxError
+from sandbox.build.kernel_source import GIT_ENV, BASELINE_TAG, Series, baseline_tree, debian_version, read_series
+from sandbox.base.machines import Machine
+from sandbox.base.progress import say, step
+from sandbox.base.runcmd import run
+
+_TOTAL = re.compile(r"^total: (\d+) errors, (\d+) warnings, (?:(\d+) checks, )?\d+ lines checked$", re.M)
+
+
+@dataclass(frozen=True)
+class PatchCheck:
+    patch: str
+    checkpatch: str  # "clean", or the "total: ..." line / why it did not run
+    applied: bool
+    built: bool | None  # None: not tried (did not apply)
+    seconds: float
+    missing: tuple[str, ...]  # requested options not (yet) in the tree at this patch
+    log: Path
+
+    @property
+    def ok(self) -> bool:
+        return self.checkpatch == "clean" and self.applied and bool(self.built)
+
+
+def checkpatch_verdict(output: str) -> str:
+    """'clean' when checkpatch counted nothing, else its total line (pure)."""
+    totals = list(_TOTAL.finditer(output))
+    if not totals:
+        return "checkpatch printed no total line"
+    last = totals[-1]
+    errors, warnings, checks = (int(n or 0) for n in last.groups())
+    return "clean" if errors == warnings == checks == 0 else last.group(0)
+
+
+def _git(tree: Path, *args: str) -> str:
+    return run(["git", *args], cwd=tree, env={**os.environ, **GIT_ENV})
+
+
+def _attempt(argv: list[str], cwd: Path) -> str:
+    """Run a command whose failure is an answer, not an error; its output."""
+    proc = subprocess.run(argv, cwd=cwd, env={**os.environ, **GIT_ENV},
+                          capture_output=True, text=True, check=False)
+    return proc.stdout + proc.stderr
+
+
+def worktree(base: Path) -> Path:
+    """A clean worktree of the baseline, made once and reset on every check."""
+    tree = paths.cache_dir() / "series-check" / "tree"
+    if not (tree / ".git").exists():
+        tree.parent.mkdir(parents=True, exist_ok=True)
+        _git(base, "worktree", "prune")
+        _git(base, "worktree", "add", "-q", "--detach", str(tree), BASELINE_TAG)
+    _attempt(["git", "am", "--abort"], tree)
+    _git(tree, "checkout", "-q", "-f", "--detach", BASELINE_TAG)
+    _git(tree, "clean", "-q", "-f", "-d", "-x")
+    return tree
+
+
+def _checkpatch(tree: Path, patch: Path) -> str:
+    return checkpatch_verdict(_attempt(
+        [str(tree / "scripts/checkpatch.pl"), "--strict", "--no-color", str(patch)], tree))
+
+
+def _apply(tree: Path, patch: Path) -> bool:
+    try:
+        _git(tree, "am", "-q", str(patch))
+        return True
+    except SandboxError:
+        _attempt(["git", "am", "--abort"], tree)
+        return False
+
+
+def _build(tree: Path, build: Path, machine: Machine, log: Path) -> tuple[bool, tuple[str, ...]]:
+    request = kernel.KernelRequest(machine, "series")
+    try:
+        missing = kernel.configure(tree, build, request, log, require=False)
+        kernel.make_image(tree, build, machine, log)
+    except SandboxError:
+        return False, ()
+    return True, tuple(f"{m.request.option}={m.request.value}" for m in missing)
+
+
+def check_series(machine: Machine, series: Series | None = None) -> list[PatchCheck]:
+    """Every patch: checkpatch, apply, build; in order, in the check's own worktree."""
+    series = series or read_series()
+    base = baseline_tree(debian_version())
+    build = paths.cache_dir() / "series-check" / f"build-{machine.name}"
+    build.mkdir(parents=True, exist_ok=True)
+    results: list[PatchCheck] = []
+    with kernel.locked("kernel-tree"):
+        tree = worktree(base)
+        for patch in series.patches:
+            log = build / f"{patch.stem[:40]}.log"
+            log.write_text("")
+            verdict = _checkpatch(tree, patch)
+            if not _apply(tree, patch):
+                say(f"{patch.name}: does not apply; stopping")
+                results.append(PatchCheck(patch.name, verdict, False, None, 0.0, (), log))
+                break
+            start = time.monotonic()
+            with step(f"{machine.name}: {patch.name}: building (log: {log})"):
+                built, missing = _build(tree, build, machine, log)
+            results.append(PatchCheck(patch.name, verdict, True, built,
+                                      round(time.monotonic() - start, 1), missing, log))
+    return results
+
+
+def report(machine: Machine, results: list[PatchCheck]) -> str:
+    """One line per patch, then the options still missing after the last one."""
+    lines = [f"series check on {machine.name}:"]
+    for r in results:
+        build = "not tried" if r.built is None else ("builds" if r.built else "BUILD FAILED")
+        applied = "applies" if r.applied else "DOES NOT APPLY"
+        cp = "checkpatch clean" if r.checkpatch == "clean" else f"checkpatch: {r.checkpatch}"
+        lines.append(f"  {'ok ' if r.ok else 'BAD'} {r.patch}: {cp}; {applied}; {build} "
+                     f"({r.seconds:.0f}s)" + ("" if r.built is not False else f" [log: {r.log}]"))
+    if results and results[-1].missing:
+        lines.append(f"  requested options missing after the last patch: {', '.join(results[-1].missing)}")
+    return "\n".join(lines)

@@ -1,0 +1,49 @@
+"""A target: what a boot needs for one machine and kernel variant (the kernel,
+the initramfs, the accelerator), built or reused, KVM tried by a handshake."""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.guest import accel
+from sandbox.guest.deadline import Deadline
+from sandbox.build.initramfs import InitramfsArtifact, build_initramfs
+from sandbox.build.kernel import KernelArtifact, KernelRequest, build_kernel
+from sandbox.base.machines import Machine
+from sandbox.base.progress import say
+from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung
+
+HANDSHAKE_SECONDS = 20.0
+HANDSHAKE_RTC = "2038-01-19T03:13:50"
+
+
+@dataclass(frozen=True)
+class Target:
+    machine: Machine
+    kernel: KernelArtifact
+    initramfs: InitramfsArtifact
+    accel: accel.AccelChoice
+
+
+def boots_with(machine: Machine, kernel: Path, initramfs: Path, accel_name: str,
+               seconds: float = HANDSHAKE_SECONDS) -> bool:
+    """A short boot: does the agent say READY under this accelerator?"""
+    with tempfile.TemporaryDirectory(prefix="y2038-handshake-") as tmp:
+        request = BootRequest(machine, kernel, initramfs, HANDSHAKE_RTC, accel_name, Path(tmp))
+        with Guest(request) as guest:
+            try:
+                guest.wait_ready(Deadline(seconds))
+                return True
+            except (GuestDied, GuestHung):
+                return False
+
+
+def prepare_target(machine: Machine, variant: str = "series") -> Target:
+    kernel = build_kernel(KernelRequest(machine, variant))
+    initramfs = build_initramfs(machine.name)
+    choice = accel.choose(
+        machine.qemu, machine.kvm_capable,
+        lambda name: boots_with(machine, kernel.boot_image, initramfs.path, name))
+    say(f"accelerator for {machine.name}: {choice}")
+    return Target(machine, kernel, initramfs, choice)

@@ -1,0 +1,1 @@
+"""Judging: expectations against observations, one verdict each. Pure."""

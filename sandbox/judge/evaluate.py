@@ -1,0 +1,137 @@
+"""Judge observations against a scenario's expectations; never touches QEMU.
+
+One Verdict per expectation that applies to the machine: a flavour the
+machine does not run (native64 on a 32-bit machine) gives no verdict.
+Observations are matched on (machine, phase, probe, flavour, call); when a
+call was observed more than once, every observation must pass.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from sandbox.base.timefmt import format_time
+from sandbox.run.observations import Observation, Value
+from sandbox.scenario.model import ERRNO_FIELD, Expectation, ProbeStep, Scenario, is_time_field
+
+NO_OBSERVATION = "no observation"
+
+_ObservationKey = tuple[str, str, str, str]  # phase, probe, flavour, call
+
+
+@dataclass(frozen=True)
+class Verdict:
+    step: int
+    phase: str
+    flavour: str
+    call: str
+    field: str
+    expected: str
+    observed: str
+    passed: bool
+
+
+@dataclass(frozen=True)
+class ScenarioResult:
+    scenario: str
+    machine: str
+    verdicts: tuple[Verdict, ...]
+
+    @property
+    def passed(self) -> bool:
+        return all(verdict.passed for verdict in self.verdicts)
+
+    @property
+    def failures(self) -> tuple[Verdict, ...]:
+        return tuple(verdict for verdict in self.verdicts if not verdict.passed)
+
+
+IsTime = Callable[[str], bool]
+"""Whether a field of the call being judged holds a time (from the catalogue)."""
+
+
+def render_value(value: Value, as_time: bool) -> str:
+    """Human text of an observed value: ISO time for time fields, else the value."""
+    if as_time and isinstance(value, int) and not isinstance(value, bool):
+        return f"{format_time(value)} ({value})"
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def _summary(observation: Observation, is_time: IsTime) -> str:
+    parts = [f"{key} {render_value(value, is_time(key))}" for key, value in observation.values.items()]
+    return ", ".join(parts) or "no values"
+
+
+def _check_errno(observation: Observation, expectation: Expectation, is_time: IsTime) -> tuple[bool, str]:
+    passed = expectation.matcher.matches(observation.errno)
+    if observation.errno is not None:
+        return passed, f"errno {observation.errno}"
+    return passed, f"no errno (succeeded: {_summary(observation, is_time)})"
+
+
+def _check_value(observation: Observation, expectation: Expectation, is_time: IsTime) -> tuple[bool, str]:
+    """A field is checked whenever the probe reported it, also beside an errno
+    (a timed wait ends with ETIMEDOUT and reports how long it took); a failed
+    call without the field shows its errno."""
+    if expectation.field not in observation.values:
+        if observation.errno is not None:
+            return False, f"errno {observation.errno}"
+        return False, f"no field '{expectation.field}' ({_summary(observation, is_time)})"
+    value = observation.values[expectation.field]
+    text = render_value(value, is_time(expectation.field))
+    if observation.errno is not None:
+        text += f" (errno {observation.errno})"
+    return expectation.matcher.matches(value), text
+
+
+def judge_observation(observation: Observation, expectation: Expectation,
+                      is_time: IsTime = lambda field: False) -> tuple[bool, str]:
+    """(passed, observed text) of one observation against one expectation."""
+    if expectation.field == ERRNO_FIELD:
+        return _check_errno(observation, expectation, is_time)
+    return _check_value(observation, expectation, is_time)
+
+
+def _verdict(step: ProbeStep, expectation: Expectation, observations: list[Observation]) -> Verdict:
+    def is_time(field: str) -> bool:
+        return is_time_field(step, expectation.call, field)
+    checks = [judge_observation(observation, expectation, is_time) for observation in observations]
+    texts = list(dict.fromkeys(text for _, text in checks))
+    return Verdict(
+        step=step.index,
+        phase=step.phase,
+        flavour=expectation.flavour,
+        call=expectation.call,
+        field=expectation.field,
+        expected=expectation.matcher.describe(),
+        observed="; ".join(texts) or NO_OBSERVATION,
+        passed=bool(checks) and all(passed for passed, _ in checks),
+    )
+
+
+def _index(machine: str, observations: Iterable[Observation]) -> dict[_ObservationKey, list[Observation]]:
+    index: dict[_ObservationKey, list[Observation]] = defaultdict(list)
+    for observation in observations:
+        if observation.machine == machine:
+            key = (observation.phase, observation.probe, observation.flavour, observation.call)
+            index[key].append(observation)
+    return index
+
+
+def evaluate(scenario: Scenario, machine: str, observations: Iterable[Observation]) -> ScenarioResult:
+    """One verdict per expectation whose flavour runs on `machine`; a step's
+    [step.expect-on.<machine>] replaces its expectations for the calls it names."""
+    if machine not in scenario.machines:
+        raise ValueError(
+            f"scenario {scenario.name} does not run on {machine} (machines: {', '.join(scenario.machines)})"
+        )
+    available = scenario.machines[machine]
+    index = _index(machine, observations)
+    verdicts = tuple(
+        _verdict(step, expectation, index.get((step.phase, step.probe, expectation.flavour, expectation.call), []))
+        for step in scenario.probe_steps
+        for expectation in step.expectations_on(machine)
+        if expectation.flavour in available
+    )
+    return ScenarioResult(scenario=scenario.name, machine=machine, verdicts=tuple(verdicts))

@@ -1,0 +1,1 @@
+"""What a person reads: the rollover matrix, failure reports, summaries. Pure."""

@@ -1,0 +1,116 @@
+"""Steps to guest commands: a pure function of the scenario and the machine.
+
+Every step kind has one planner in PLANNERS; a planner returns the shell
+commands the agent runs, each tagged with the step, phase and flavour it
+belongs to and whether it must succeed (a clock move must; a probe's errno is
+an observation, not a failure). Flavours the machine lacks are left out.
+"""
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sandbox.base.timefmt import format_time
+from sandbox.scenario.disks import Disk
+from sandbox.scenario.model import HWCLOCK, HwclockStep, ProbeStep, SetClockStep, Step, SysctlStep, WaitStep
+
+DEFAULT_TOOLS_FLAVOUR = "native64"  # x86_64's; a machine names its own (Machine.tools_flavour)
+MOUNT_STEP = -1  # the step number of the [[disk]] mounts: they belong to no step
+
+
+@dataclass(frozen=True)
+class GuestCommand:
+    """One command for the guest agent, and what its output means."""
+
+    step: int
+    phase: str
+    probe: str
+    flavour: str
+    shell: str
+    must_succeed: bool  # a failing set-clock breaks the run; a probe's errno does not
+
+
+def _probe_commands(step: ProbeStep, tools_flavour: str) -> list[GuestCommand]:
+    args = "".join(f" {shlex.quote(a)}" for a in step.args)
+    return [command
+            for flavour in step.flavours
+            for command in (*_reset_clock(step, flavour),
+                            GuestCommand(step.index, step.phase, step.probe, flavour,
+                                         f"/probes/{flavour}/{step.probe}{args}", False))]
+
+
+def _reset_clock(step: ProbeStep, flavour: str) -> list[GuestCommand]:
+    """reset-clock: settimeofday (from the tools) right before one flavour runs.
+    The command carries the flavour it prepares, so it is left out with it."""
+    if step.reset_clock is None:
+        return []
+    return [GuestCommand(step.index, f"step{step.index}-reset-clock", "settime", flavour,
+                         f"/tools/settime {step.reset_clock} settimeofday", True)]
+
+
+def _set_clock_commands(step: SetClockStep, tools_flavour: str) -> list[GuestCommand]:
+    return [GuestCommand(step.index, f"step{step.index}-set-clock", "settime", tools_flavour,
+                         f"/tools/settime {step.time} {step.via}", True)]
+
+
+def _hwclock_commands(step: HwclockStep, tools_flavour: str) -> list[GuestCommand]:
+    """hwclock --set, then --hctosys, then what the RTC and the clock read.
+    util-linux 2.38's --date took "YYYY-MM-DD HH:MM:SS" (local time: TZ=UTC0
+    makes that UTC) and refused "@<seconds>" and "...T...Z" in the guest."""
+    when = format_time(step.time).rstrip("Z").replace("T", " ")
+    shell = (f"export TZ=UTC0; {HWCLOCK} --utc --set --date '{when}'"
+             f" && {HWCLOCK} --utc --hctosys && /tools/clockstep hwclock {step.time}")
+    return [GuestCommand(step.index, f"step{step.index}-hwclock", "clockstep", tools_flavour, shell, True)]
+
+
+def _wait_commands(step: WaitStep, tools_flavour: str) -> list[GuestCommand]:
+    return [GuestCommand(step.index, f"step{step.index}-wait", "clockstep", tools_flavour,
+                         f"/tools/clockstep wait {step.seconds:g}", True)]
+
+
+def _sysctl_commands(step: SysctlStep, tools_flavour: str) -> list[GuestCommand]:
+    """The sysctl tool writes the setting and prints what it reads back as one
+    observation line (rootfs/probes/sysctl.c)."""
+    shell = f"/tools/sysctl {shlex.quote(step.name)} {shlex.quote(step.value)}"
+    return [GuestCommand(step.index, f"step{step.index}-sysctl", "sysctl", tools_flavour, shell, True)]
+
+
+PLANNERS: dict[type, Callable[..., list[GuestCommand]]] = {
+    ProbeStep: _probe_commands,
+    SetClockStep: _set_clock_commands,
+    HwclockStep: _hwclock_commands,
+    WaitStep: _wait_commands,
+    SysctlStep: _sysctl_commands,
+}
+
+
+def mount_shell(disk: Disk) -> str:
+    """The guest (busybox sh) command that mounts a disk at its mount point,
+    finding its block device by the virtio serial (the disk's name)."""
+    point, fstype = shlex.quote(disk.mount_point), disk.kind.mount_type
+    if not disk.has_image:
+        return (f"mkdir -p {point} && "
+                f"mount -t {fstype} -o size={disk.size_mib}m {shlex.quote(disk.name)} {point}")
+    serial = shlex.quote(disk.name)
+    return (
+        'dev=; for d in /sys/block/*; do '
+        f'if [ "$(cat "$d/serial" 2>/dev/null)" = {serial} ]; then dev=/dev/${{d##*/}}; fi; done; '
+        f'if [ -z "$dev" ]; then echo "no block device with serial "{serial} >&2; exit 1; fi; '
+        f'mkdir -p {point} && mount -t {fstype} "$dev" {point}'
+    )
+
+
+def mount_commands(disks: tuple[Disk, ...]) -> list[GuestCommand]:
+    """Mount every [[disk]] at /mnt/<name> before the first step (busybox mount);
+    each must succeed."""
+    return [GuestCommand(MOUNT_STEP, f"mount-{disk.name}", "mount", "busybox", mount_shell(disk), True)
+            for disk in disks]
+
+
+def plan(steps: tuple[Step, ...], flavours: tuple[str, ...],
+         tools_flavour: str = DEFAULT_TOOLS_FLAVOUR) -> list[GuestCommand]:
+    """The guest commands for the steps, leaving out flavours the machine lacks.
+    Planners get the flavour the machine's tools (/tools/*) are built in."""
+    commands = [c for s in steps for c in PLANNERS[type(s)](s, tools_flavour)]
+    return [c for c in commands if c.flavour in flavours]

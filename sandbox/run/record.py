@@ -1,0 +1,80 @@
+"""What happened in one run, as data, and the evidence files it leaves.
+
+A RunRecord is what the runner hands on: the outcome, the commands and their
+exit codes, the observations and the kernel's findings. Pure except for
+write_evidence, which writes observations.jsonl and run.json.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.guest.klog import Finding
+from sandbox.run.observations import Observation
+from sandbox.run.plan import GuestCommand
+
+COMPLETED = "completed"
+STEP_FAILED = "step-failed"
+OUTCOMES: dict[str, str] = {
+    COMPLETED: "every command ran; the observations are judged",
+    STEP_FAILED: "a command that must succeed (a clock move, a sysctl, a mount) failed; "
+                 "the guest is fine, the scenario cannot go on",
+    "panic": "the kernel panicked",
+    "hang": "the guest agent did not answer before the deadline",
+    "guest-exited": "QEMU exited while the runner waited",
+    "agent-error": "the agent's framing or a probe's output was not understood",
+}
+"""Every outcome a run can have, and what it means."""
+INFRASTRUCTURE = frozenset(OUTCOMES) - {COMPLETED, STEP_FAILED}
+"""The outcomes that are the machine's fault, not the scenario's."""
+
+
+@dataclass(frozen=True)
+class CommandRecord:
+    command: GuestCommand
+    exit_code: int
+    stdout: str
+    stderr: str
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """What happened in the guest; only a completed run is judged."""
+
+    scenario: str
+    machine: str
+    accel: str
+    outcome: str
+    detail: str
+    release: str
+    boot_seconds: float
+    observations: tuple[Observation, ...]
+    commands: tuple[CommandRecord, ...]
+    findings: tuple[Finding, ...]
+    evidence: Path
+
+    @property
+    def completed(self) -> bool:
+        return self.outcome == COMPLETED
+
+    @property
+    def infrastructure_failed(self) -> bool:
+        return self.outcome in INFRASTRUCTURE
+
+
+def write_evidence(record: RunRecord) -> None:
+    """observations.jsonl and run.json beside the console and kernel logs."""
+    with (record.evidence / "observations.jsonl").open("w") as out:
+        for observation in record.observations:
+            out.write(json.dumps(observation.to_record()) + "\n")
+    summary = {
+        "scenario": record.scenario, "machine": record.machine, "accel": record.accel,
+        "outcome": record.outcome, "detail": record.detail, "release": record.release,
+        "boot_seconds": round(record.boot_seconds, 2),
+        "commands": [{"step": c.command.step, "phase": c.command.phase, "shell": c.command.shell,
+                      "exit_code": c.exit_code, "stdout": c.stdout, "stderr": c.stderr}
+                     for c in record.commands],
+        "findings": [str(f) for f in record.findings],
+    }
+    (record.evidence / "run.json").write_text(json.dumps(summary, indent=2) + "\n")

@@ -1,0 +1,142 @@
+"""Run one scenario on one machine: boot, run the planned commands through
+the agent, collect observations, keep the evidence. No judging here.
+
+The guest is anything with the small GuestPort interface (ready, run a
+command, stop), started by a StartGuest function: QEMU in real runs
+(sandbox/guest/qemu.py), a replayed transcript in the unit tests.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from sandbox.base.machines import Machine
+from sandbox.base.timefmt import format_time
+from sandbox.build.disk_images import prepare_images
+from sandbox.guest import klog, protocol
+from sandbox.guest.deadline import Deadline
+from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung
+from sandbox.run.observations import Observation, ProbeOutputError, parse_probe_output
+from sandbox.run.plan import GuestCommand, mount_commands, plan
+from sandbox.run.record import COMPLETED, STEP_FAILED, CommandRecord, RunRecord, write_evidence
+from sandbox.scenario.model import Scenario
+
+BOOT_SECONDS = 60.0  # boot-to-agent-ready, within the scenario's deadline
+
+
+class GuestPort(Protocol):
+    """The guest as the runner sees it."""
+
+    boot_seconds: float
+
+    def wait_ready(self, deadline: Deadline) -> str: ...
+
+    def run(self, command: str, deadline: Deadline) -> protocol.Reply: ...
+
+    def stop(self) -> object: ...
+
+
+StartGuest = Callable[[BootRequest], AbstractContextManager[GuestPort]]
+
+
+@dataclass(frozen=True)
+class Boot:
+    """What one run boots: the machine, its kernel and initramfs, the accelerator."""
+
+    machine: Machine
+    kernel: Path
+    initramfs: Path
+    accel: str
+
+
+# What went wrong, by exception type: the guest's fate, not the scenario's.
+FAILURE_OUTCOMES: dict[type, str] = {
+    GuestHung: "hang",
+    GuestDied: "guest-exited",
+    protocol.ProtocolError: "agent-error",
+    ProbeOutputError: "agent-error",  # probe output that is not JSON lines
+}
+GUEST_FAILURES = tuple(FAILURE_OUTCOMES)
+
+
+def classify(failure: BaseException | None, findings: tuple[klog.Finding, ...],
+             step_error: str = "") -> tuple[str, str]:
+    """(outcome, detail) of a run: a panic on the console explains any failure."""
+    if failure is None:
+        return (STEP_FAILED, step_error) if step_error else (COMPLETED, "")
+    if klog.panicked(findings):
+        return "panic", next(str(f) for f in findings if f.kind in klog.FATAL)
+    outcome = next(o for kind, o in FAILURE_OUTCOMES.items() if isinstance(failure, kind))
+    return outcome, str(failure)
+
+
+def _step_error(command: GuestCommand, record: CommandRecord) -> str:
+    output = " | ".join(part for part in (record.stderr.strip(), record.stdout.strip()) if part)
+    return f"{command.phase} ({command.shell}) exited {record.exit_code}: {output or 'no output'}"
+
+
+@dataclass
+class _Progress:
+    """What the run has gathered so far; kept whatever happens."""
+
+    release: str = ""
+    boot_seconds: float = 0.0
+    step_error: str = ""
+    dmesg: str | None = None
+
+    def __post_init__(self) -> None:
+        self.observations: list[Observation] = []
+        self.records: list[CommandRecord] = []
+
+
+def _drive(guest: GuestPort, commands: list[GuestCommand], scenario: Scenario, machine: str,
+           deadline: Deadline, progress: _Progress) -> None:
+    progress.release = guest.wait_ready(deadline.within(BOOT_SECONDS))
+    progress.boot_seconds = guest.boot_seconds
+    for command in commands:
+        reply = guest.run(command.shell, deadline)
+        record = CommandRecord(command, reply.exit_code, reply.text,
+                               reply.stderr.decode("utf-8", "replace"))
+        progress.records.append(record)
+        progress.observations += parse_probe_output(
+            reply.text, scenario=scenario, machine=machine, phase=command.phase)
+        if command.must_succeed and reply.exit_code != 0:
+            progress.step_error = _step_error(command, record)
+            break
+    progress.dmesg = guest.run("dmesg", deadline).text
+
+
+def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
+                 start: StartGuest = Guest) -> RunRecord:
+    """Boot, run every step, and always leave the evidence in `evidence`."""
+    evidence.mkdir(parents=True, exist_ok=True)
+    disks = prepare_images(scenario.disks, evidence)  # mkfs on the host, cached
+    request = BootRequest(boot.machine, boot.kernel, boot.initramfs, format_time(scenario.rtc),
+                          boot.accel, evidence, append=scenario.kernel_args, disks=disks)
+    commands = (mount_commands(scenario.disks)
+                + plan(scenario.steps, scenario.machines[boot.machine.name], boot.machine.tools_flavour))
+    progress = _Progress()
+    failure: BaseException | None = None
+    with start(request) as guest:
+        try:
+            _drive(guest, commands, scenario.name, boot.machine.name,
+                   Deadline(float(scenario.timeout)), progress)
+        except GUEST_FAILURES as err:
+            failure = err
+        finally:
+            guest.stop()
+    console_path = evidence / "console.log"
+    console = console_path.read_text("utf-8", "replace").splitlines() if console_path.exists() else []
+    # dmesg from the agent; when the guest died first, the kernel lines of the console
+    kernel_log = progress.dmesg if progress.dmesg is not None else "\n".join(klog.kernel_lines(console)) + "\n"
+    (evidence / "kernel.log").write_text(kernel_log)
+    findings = tuple(klog.scan(console))
+    outcome, detail = classify(failure, findings, progress.step_error)
+    record = RunRecord(scenario.name, boot.machine.name, boot.accel, outcome, detail, progress.release,
+                       progress.boot_seconds, tuple(progress.observations), tuple(progress.records),
+                       findings, evidence)
+    write_evidence(record)
+    return record

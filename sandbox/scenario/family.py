@@ -1,0 +1,164 @@
+"""Scenario families: a file written once that stands for several scenarios.
+
+Three top-level tables, expanded before the scenario is parsed (pure):
+
+    [values]                      # named values
+    window = ["2040-01-01T00:00:00Z", "2040-01-01T00:02:00Z"]
+
+    [flavour-groups]              # names for sets of flavours
+    time32 = ["time32-syscall", "time32-libc"]
+
+    [[variant]]                   # one scenario per row, in the spirit of
+    name = "ext4-128"             # kselftest's FIXTURE_VARIANT; its other keys
+    inode-size = 128              # are values, over those of [values]
+
+- A string that is exactly "$name" is replaced by the value (any TOML value:
+  a number, a list, a table); "${name}" inside a longer string is replaced by
+  the value's text; "$$" is a literal "$".
+- A flavour group's name may stand wherever a flavour does: in a probe step's
+  `flavours` list, and as a key of `expect` or `expect-on.<machine>`. Its
+  tables apply to each member; a table written for one member flavour is
+  merged over the group's, call by call and field by field.
+- Each variant is its own scenario, named `<scenario>[<variant>]`; its name
+  is also the value "$variant". A file without [[variant]] is one scenario.
+"""
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass
+
+from sandbox.base.fields import Where, names, table, type_name
+from sandbox.base.machines import FLAVOURS
+
+FAMILY_KEYS = ("values", "flavour-groups", "variant")
+_NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_REF_RE = re.compile(r"\$(\$|\{([^}]*)\})")
+
+
+@dataclass(frozen=True)
+class Member:
+    """One scenario of a family: its variant name ("" for a plain file) and its document."""
+
+    variant: str
+    document: dict[str, object]
+
+
+def _name(raw: str, where: Where, what: str) -> str:
+    if not _NAME_RE.fullmatch(raw):
+        where.fail(f"'{raw}' is not a {what} name (a-z, 0-9, '_', '-')")
+    return raw
+
+
+def _substitute(raw: object, values: dict[str, object], where: Where) -> object:
+    """The value with every "$name" and "${name}" replaced."""
+    if isinstance(raw, dict):
+        return {key: _substitute(item, values, where.at(key)) for key, item in raw.items()}
+    if isinstance(raw, list):
+        return [_substitute(item, values, where.item(i)) for i, item in enumerate(raw)]
+    if not isinstance(raw, str) or "$" not in raw:
+        return raw
+    if raw.startswith("$") and _NAME_RE.fullmatch(raw[1:]):
+        if raw[1:] not in values:
+            where.fail(f"unknown value '{raw[1:]}' (known: {', '.join(values) or 'none'})")
+        return copy.deepcopy(values[raw[1:]])
+
+    def text(match: re.Match[str]) -> str:
+        if match.group(1) == "$":
+            return "$"
+        name = match.group(2)
+        if name not in values:
+            where.fail(f"unknown value '{name}' (known: {', '.join(values) or 'none'})")
+        value = values[name]
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            where.fail(f"value '{name}' is {type_name(value)}; only a string or a number goes inside text")
+        return str(value)
+    if "$" in _REF_RE.sub("", raw):
+        where.fail(f"{raw!r}: write \"$name\", \"${{name}}\" or \"$$\" for a '$'")
+    return _REF_RE.sub(text, raw)
+
+
+def _groups(raw: object, where: Where) -> dict[str, tuple[str, ...]]:
+    groups = {}
+    for name, members in table(raw, where).items():
+        _name(name, where.at(name), "flavour group")
+        if name in FLAVOURS:
+            where.at(name).fail(f"'{name}' is a flavour; a group needs a name of its own")
+        groups[name] = names(members, where.at(name), FLAVOURS, "flavour")
+    return groups
+
+
+def _merge(base: object, over: object) -> object:
+    """`over` merged into `base`, table by table; anything else is replaced."""
+    if isinstance(base, dict) and isinstance(over, dict):
+        merged = dict(base)
+        for key, value in over.items():
+            merged[key] = _merge(merged[key], value) if key in merged else value
+        return merged
+    return over
+
+
+def _expand_expect(raw: object, groups: dict[str, tuple[str, ...]]) -> object:
+    """{group: tables, flavour: tables} -> {flavour: tables}: groups first, in
+    order, then each flavour's own tables over them."""
+    if not isinstance(raw, dict):
+        return raw
+    expanded: dict[str, object] = {}
+    for key, tables in raw.items():
+        for flavour in groups.get(key, ()):
+            expanded[flavour] = _merge(expanded.get(flavour, {}), copy.deepcopy(tables))
+    for key, tables in raw.items():
+        if key not in groups:
+            expanded[key] = _merge(expanded[key], tables) if key in expanded else tables
+    return expanded
+
+
+def _expand_step(step: object, groups: dict[str, tuple[str, ...]]) -> object:
+    if not isinstance(step, dict):
+        return step
+    step = dict(step)
+    if isinstance(step.get("flavours"), list):
+        listed = [f for item in step["flavours"] for f in groups.get(item, (item,)) if isinstance(f, str)]
+        step["flavours"] = list(dict.fromkeys(listed))
+    if "expect" in step:
+        step["expect"] = _expand_expect(step["expect"], groups)
+    if isinstance(step.get("expect-on"), dict):
+        step["expect-on"] = {m: _expand_expect(t, groups) for m, t in step["expect-on"].items()}
+    return step
+
+
+def _variants(raw: object, where: Where) -> list[tuple[str, dict[str, object]]]:
+    if not isinstance(raw, list) or not raw:
+        where.fail("expected one or more [[variant]] tables")
+    rows: list[tuple[str, dict[str, object]]] = []
+    for index, item in enumerate(raw):
+        row = dict(table(item, where.item(index)))
+        if "variant" in row:
+            where.item(index).at("variant").fail("'variant' is the row's name; use another key")
+        name = row.pop("name", None)
+        if not isinstance(name, str):
+            where.item(index).at("name").fail("missing (required): the variant's name, a-z, 0-9, '_', '-'")
+        _name(name, where.item(index).at("name"), "variant")
+        if name in [n for n, _ in rows]:
+            where.item(index).at("name").fail(f"variant '{name}' listed twice")
+        rows.append((name, row))
+    return rows
+
+
+def expand(document: dict[str, object], where: Where) -> list[Member]:
+    """The scenarios a document stands for, each without the family tables."""
+    plain = {key: value for key, value in document.items() if key not in FAMILY_KEYS}
+    values = dict(table(document.get("values", {}), where.at("values")))
+    for name in values:
+        _name(name, where.at("values").at(name), "value")
+    groups = _groups(document.get("flavour-groups", {}), where.at("flavour-groups"))
+    rows = _variants(document["variant"], where.at("variant")) if "variant" in document else [("", {})]
+    members = []
+    for variant, row in rows:
+        scope = {**values, **row, "variant": variant} if variant else {**values, **row}
+        expanded = _substitute(plain, scope, where)
+        assert isinstance(expanded, dict)
+        if isinstance(expanded.get("step"), list):
+            expanded["step"] = [_expand_step(step, groups) for step in expanded["step"]]
+        members.append(Member(variant, expanded))
+    return members

@@ -1,0 +1,215 @@
+"""Scenario files: the validating parser of the top level.
+
+A scenario is one TOML file (see docs/scenario-authoring.md and
+scenarios/clock/rollover.toml). Parsing is a pure function of the text, the
+probe catalogue and the machines on offer; it never runs anything. Every
+problem raises one InputError naming the file and the dotted key path, for
+example
+
+    scenarios/clock/rollover.toml: step[2].expect.time64.time.seconds: unknown matcher ...
+
+Steps are numbered from 0, as in the key paths. The steps and their
+expectations are parsed by sandbox/scenario/steps.py (ACTIONS), the matchers
+by sandbox/scenario/matchers.py (MATCHERS), a family's [values],
+[flavour-groups] and [[variant]] expanded first by sandbox/scenario/family.py.
+
+The kernel: top-level kernel = "series" | "pristine" | "strict" names the
+variant (sandbox/base/variants.py; default "series"), and kernel-args = [...]
+adds words to its command line (e.g. "rtc_core.hctosys_beyond_2038=1").
+"""
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path, PurePath
+from types import MappingProxyType
+
+from sandbox.base.errors import InputError
+from sandbox.base.fields import Where, check_keys, is_number, names, require, string, strings, type_name
+from sandbox.base.paths import REPO
+from sandbox.base.timefmt import format_time
+from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
+from sandbox.scenario.catalogue import Catalogue
+from sandbox.scenario.disks import Disk, parse_disks
+from sandbox.scenario.family import expand
+from sandbox.scenario.matchers import Number
+from sandbox.scenario.model import DEFAULT_TIMEOUT, Scenario
+from sandbox.scenario.steps import RTC_MAX, RTC_MIN, StepContext, parse_steps, parse_time_value
+
+_RTC_LIMIT_WHY = (
+    "QEMU's -rtc base sets the emulated CMOS/RTC clock, which only holds "
+    "1970..2099; reach later times with a set-clock step"
+)
+
+# --------------------------------------------------------------------------
+# The top level.
+
+TOP_KEYS = frozenset({"title", "description", "machines", "rtc", "timeout", "disk", "step",
+                      "kernel", "kernel-args"})
+"""The keys of one scenario; a family's [values], [flavour-groups] and
+[[variant]] are expanded before (sandbox/scenario/family.py)."""
+_KERNEL_ARG_RE = re.compile(r"[A-Za-z0-9_.-]+(=[^\s\"']*)?")
+
+
+def _kernel(raw: object, where: Where) -> str:
+    variant = string(raw, where)
+    if variant not in VARIANTS:
+        where.fail(f"unknown kernel variant '{variant}' (known: {', '.join(VARIANTS)})")
+    return variant
+
+
+def _check_disks_fit_kernel(disks: tuple[Disk, ...], kernel: str, where: Where) -> None:
+    """A disk image is a block device: only variants built with disks.config can mount it."""
+    if VARIANTS[kernel].has_disks:
+        return
+    with_disks = " or ".join(repr(name) for name, variant in VARIANTS.items() if variant.has_disks)
+    for index, disk in enumerate(disks):
+        if disk.has_image:
+            where.at("disk").item(index).fail(
+                f"kernel '{kernel}' is built without block devices; the {disk.fs} disk '{disk.name}' "
+                f"needs kernel = {with_disks}")
+
+
+def _kernel_args(raw: object, where: Where) -> tuple[str, ...]:
+    args = strings(raw, where)
+    for index, arg in enumerate(args):
+        if not _KERNEL_ARG_RE.fullmatch(arg):
+            where.item(index).fail(f"{arg!r} is not one kernel parameter (name or name=value, no spaces)")
+    return args
+
+
+def _rtc(raw: object, where: Where) -> int:
+    seconds = parse_time_value(raw, where)
+    if not RTC_MIN <= seconds <= RTC_MAX:
+        where.fail(
+            f"{format_time(seconds)} is outside {format_time(RTC_MIN)}..{format_time(RTC_MAX)}: "
+            + _RTC_LIMIT_WHY
+        )
+    return seconds
+
+
+def _timeout(raw: object, where: Where) -> Number:
+    if not is_number(raw) or raw <= 0:  # type: ignore[operator]
+        where.fail(f"expected a positive number of seconds, got {raw!r}")
+    return raw  # type: ignore[return-value]
+
+
+def _machines(raw: object, where: Where, machines: Mapping[str, tuple[str, ...]]) -> Mapping[str, tuple[str, ...]]:
+    chosen = names(raw, where, tuple(machines), "machine")
+    return MappingProxyType({arch: tuple(machines[arch]) for arch in chosen})
+
+
+def scenario_name(file: str) -> str:
+    """'scenarios/clock/rollover.toml' -> 'clock/rollover'; elsewhere the file's stem."""
+    parts = PurePath(file).with_suffix("").parts
+    if "scenarios" not in parts[:-1]:
+        return parts[-1]
+    last = max(i for i, part in enumerate(parts[:-1]) if part == "scenarios")
+    return "/".join(parts[last + 1:])
+
+
+def _document(text: str, where: Where) -> dict[str, object]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        where.at("toml").fail(str(err))
+
+
+def _scenario(document: dict[str, object], file: str, variant: str, catalogue: Catalogue,
+              machines: Mapping[str, tuple[str, ...]]) -> Scenario:
+    where = Where(file)
+    check_keys(document, TOP_KEYS, where)
+    title = string(require(document, "title", where), where.at("title"))
+    description = document.get("description", "")
+    if not isinstance(description, str):
+        where.at("description").fail(f"expected a string, got {type_name(description)}")
+    rtc = _rtc(require(document, "rtc", where), where.at("rtc"))
+    chosen = _machines(document.get("machines", list(machines)), where.at("machines"), machines)
+    timeout = _timeout(document.get("timeout", DEFAULT_TIMEOUT), where.at("timeout"))
+    disks = parse_disks(document.get("disk", []), where.at("disk"))
+    kernel = _kernel(document.get("kernel", DEFAULT_VARIANT), where.at("kernel"))
+    _check_disks_fit_kernel(disks, kernel, where)
+    kernel_args = _kernel_args(document.get("kernel-args", []), where.at("kernel-args"))
+    context = StepContext(catalogue, chosen)
+    steps = parse_steps(require(document, "step", where), where.at("step"), context)
+    name = scenario_name(file)
+    return Scenario(
+        file=file,
+        name=f"{name}[{variant}]" if variant else name,
+        title=title,
+        rtc=rtc,
+        machines=chosen,
+        steps=steps,
+        description=description,
+        timeout=timeout,
+        disks=disks,
+        kernel=kernel,
+        kernel_args=kernel_args,
+        variant=variant,
+    )
+
+
+def parse_scenarios(
+    text: str,
+    file: str,
+    catalogue: Catalogue,
+    machines: Mapping[str, tuple[str, ...]],
+) -> tuple[Scenario, ...]:
+    """The scenarios a file's text describes: one, or one per [[variant]]
+    (sandbox/scenario/family.py); InputError names file and key of any problem."""
+    where = Where(file)
+    document = _document(text, where)
+    return tuple(_scenario(member.document, file, member.variant, catalogue, machines)
+                 for member in expand(document, where))
+
+
+def parse_scenario(
+    text: str,
+    file: str,
+    catalogue: Catalogue,
+    machines: Mapping[str, tuple[str, ...]],
+) -> Scenario:
+    """The one Scenario of a file without variants."""
+    scenarios = parse_scenarios(text, file, catalogue, machines)
+    if len(scenarios) != 1:
+        Where(file).at("variant").fail(f"{len(scenarios)} variants: this file is a family of scenarios")
+    return scenarios[0]
+
+
+def display_path(path: Path) -> str:
+    """A path as errors show it: relative to the repository when inside it."""
+    try:
+        return str(path.resolve().relative_to(REPO))
+    except ValueError:
+        return str(path)
+
+
+def load_scenarios(
+    path: Path | str,
+    catalogue: Catalogue,
+    machines: Mapping[str, tuple[str, ...]],
+) -> tuple[Scenario, ...]:
+    """The scenarios of a file (one, or one per [[variant]])."""
+    path = Path(path)
+    file = display_path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as err:
+        raise InputError(file, "file", f"cannot read: {err.strerror or err}") from None
+    except UnicodeDecodeError as err:
+        raise InputError(file, "toml", f"not UTF-8 text: {err}") from None
+    return parse_scenarios(text, file, catalogue, machines)
+
+
+def load_scenario(
+    path: Path | str,
+    catalogue: Catalogue,
+    machines: Mapping[str, tuple[str, ...]],
+) -> Scenario:
+    """The one scenario of a file without variants."""
+    scenarios = load_scenarios(path, catalogue, machines)
+    if len(scenarios) != 1:
+        Where(display_path(Path(path))).at("variant").fail(
+            f"{len(scenarios)} variants: this file is a family of scenarios")
+    return scenarios[0]

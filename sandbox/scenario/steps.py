@@ -1,0 +1,294 @@
+"""The steps of a scenario: ACTIONS maps each step kind (probe, set-clock,
+hwclock, wait, sysctl) to its allowed keys and its parser, and a probe
+step's expectations are checked against the catalogue (the calls, fields
+and flavours rootfs/manifest.toml declares). Pure.
+
+Clock moves as steps (each run by a 64-bit time_t tool, each must succeed;
+what it did is recorded as an observation of its own phase "step<N>-<kind>"):
+- set-clock = <time>, via = "settimeofday"|"clock_settime";
+- hwclock = <time>: util-linux `hwclock --set` then `hwclock --hctosys`, the
+  RTC first, the system clock from it (the time must fit the RTC: 1970..2099;
+  only on machines that carry /usr/sbin/hwclock);
+- wait = <seconds>: let that much guest time pass (CLOCK_MONOTONIC sleep).
+A probe step's reset-clock = <time> sets the clock (settimeofday) right
+before each of its flavours runs, so every flavour starts from the same
+instant: how timers and timeouts armed just before 2038 are compared.
+A sysctl step writes a kernel setting: sysctl = "kernel.time32_syscalls",
+value = "deny" (/proc/sys/kernel/time32_syscalls; must succeed).
+
+Where a machine behaves differently, a probe step says so explicitly:
+[step.expect-on.<machine>.<flavour>] has the shape of [step.expect.<flavour>]
+and, on that machine only, replaces the step's expectations for each call it
+names (every field of the call at once). The machine must be one of the
+scenario's, and must run the flavour.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from sandbox.base.fields import Where, check_keys, is_number, names, require, string, strings, type_name
+from sandbox.base.fields import table as as_table
+from sandbox.base.timefmt import format_time, parse_time, seconds_from_datetime
+from sandbox.scenario.catalogue import CallInfo, Catalogue, ProbeInfo
+from sandbox.scenario.matchers import MATCHERS, Matcher, MatcherError, bare_matcher, errno_matcher
+from sandbox.scenario.model import (ERRNO_FIELD, HWCLOCK, SET_CLOCK_VIA, Expectation, HwclockStep, ProbeStep,
+                                    SetClockStep, Step, SysctlStep, WaitStep)
+
+EXPECT_ON = "expect-on"  # a probe step's per-machine expectations
+RTC_MIN = parse_time("1970-01-01T00:00:00Z")
+RTC_MAX = parse_time("2099-12-31T23:59:59Z")
+_PHASE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+@dataclass(frozen=True)
+class StepContext:
+    catalogue: Catalogue
+    machines: Mapping[str, tuple[str, ...]]  # the scenario's machines and their flavours
+
+
+def parse_time_value(raw: object, where: Where) -> int:
+    """A time: a "YYYY-MM-DDTHH:MM:SSZ" string or a TOML date-time."""
+    if isinstance(raw, _dt.datetime):
+        return seconds_from_datetime(raw)
+    if not isinstance(raw, str):
+        where.fail(f"expected a time such as \"2038-01-19T03:14:08Z\", got {type_name(raw)}")
+    try:
+        return parse_time(raw)
+    except ValueError as err:
+        where.fail(str(err))
+
+
+# --------------------------------------------------------------------------
+# Expectations.
+
+
+def _matcher(field_name: str, raw: object, where: Where) -> Matcher:
+    try:
+        if field_name == ERRNO_FIELD:
+            return errno_matcher(raw)
+        if not isinstance(raw, dict):
+            return bare_matcher(raw)
+        if len(raw) != 1:
+            where.fail(f"a matcher table has exactly one key, got: {', '.join(raw) or 'none'}")
+        (name, argument), = raw.items()
+        if name not in MATCHERS:
+            where.fail(f"unknown matcher '{name}' (known: {', '.join(sorted(MATCHERS))})")
+        where = where.at(name)
+        return MATCHERS[name](argument)
+    except MatcherError as err:
+        where.fail(str(err))
+
+
+def _call_expectations(flavour: str, call: CallInfo, raw: object, where: Where) -> list[Expectation]:
+    """The fields must be ones the call prints (rootfs/manifest.toml), or errno."""
+    fields = as_table(raw, where)
+    if not fields:
+        where.fail("no fields to check")
+    for name in fields:
+        if name != ERRNO_FIELD and name not in call.fields:
+            where.at(name).fail(f"unknown field '{name}' (call {call.name} prints: "
+                                f"{', '.join([*call.fields, ERRNO_FIELD])})")
+    return [
+        Expectation(flavour, call.name, name, _matcher(name, matcher, where.at(name)))
+        for name, matcher in fields.items()
+    ]
+
+
+def _flavour_expectations(
+    flavour: str, raw: object, probe: ProbeInfo, where: Where
+) -> list[Expectation]:
+    calls = as_table(raw, where)
+    expectations: list[Expectation] = []
+    for call, fields in calls.items():
+        if call not in probe.calls:
+            where.at(call).fail(
+                f"unknown call '{call}' (probe {probe.name} has: {', '.join(probe.calls)})"
+            )
+        info = probe.call_info[call]
+        if flavour not in info.flavours:
+            where.at(call).fail(f"call '{call}' is not printed in flavour '{flavour}' "
+                                f"(only in: {', '.join(info.flavours)})")
+        expectations += _call_expectations(flavour, info, fields, where.at(call))
+    return expectations
+
+
+def _expectations(
+    raw: object, probe: ProbeInfo, flavours: tuple[str, ...], where: Where
+) -> tuple[Expectation, ...]:
+    expectations: list[Expectation] = []
+    for flavour, calls in as_table(raw, where).items():
+        if flavour not in probe.flavours:
+            where.at(flavour).fail(
+                f"unknown flavour '{flavour}' (probe {probe.name} has: {', '.join(probe.flavours)})"
+            )
+        if flavour not in flavours:
+            where.at(flavour).fail(
+                f"flavour '{flavour}' is not among this step's flavours ({', '.join(flavours)})"
+            )
+        expectations += _flavour_expectations(flavour, calls, probe, where.at(flavour))
+    return tuple(expectations)
+
+
+# --------------------------------------------------------------------------
+# Steps: ACTIONS maps the action key to its allowed keys and its parser.
+
+
+def _phase(raw: object, where: Where) -> str:
+    phase = string(raw, where)
+    if not _PHASE_RE.fullmatch(phase):
+        where.fail(f"'{phase}' is not a phase name (letters, digits, '_', '-', '.')")
+    return phase
+
+
+def _probe_step(table: Mapping[str, object], index: int, where: Where, context: StepContext) -> ProbeStep:
+    name = string(table["probe"], where.at("probe"))
+    probe = context.catalogue.get(name)
+    if probe is None:
+        where.at("probe").fail(
+            f"unknown probe '{name}' (known: {', '.join(context.catalogue.names()) or 'none'})"
+        )
+    phase = _phase(require(table, "phase", where), where.at("phase"))
+    flavours = (
+        names(table["flavours"], where.at("flavours"), probe.flavours, "flavour")
+        if "flavours" in table
+        else probe.flavours
+    )
+    args = strings(table.get("args", []), where.at("args"))
+    expectations = _expectations(table.get("expect", {}), probe, flavours, where.at("expect"))
+    on_machines = _machine_expectations(table.get(EXPECT_ON, {}), probe, flavours,
+                                        where.at(EXPECT_ON), context)
+    reset = parse_time_value(table["reset-clock"], where.at("reset-clock")) if "reset-clock" in table else None
+    return ProbeStep(index, phase, name, flavours, args, expectations, on_machines, reset_clock=reset,
+                     info=probe)
+
+
+def _machine_expectations(
+    raw: object, probe: ProbeInfo, flavours: tuple[str, ...], where: Where, context: StepContext
+) -> Mapping[str, tuple[Expectation, ...]]:
+    """[step.expect-on.<machine>.<flavour>.<call>]: for a machine of the
+    scenario, and a flavour of the step that the machine runs."""
+    result: dict[str, tuple[Expectation, ...]] = {}
+    for machine, table in as_table(raw, where).items():
+        if machine not in context.machines:
+            where.at(machine).fail(
+                f"machine '{machine}' is not among the scenario's machines "
+                f"({', '.join(context.machines)})"
+            )
+        lacking = [f for f in as_table(table, where.at(machine)) if f in flavours
+                   and f not in context.machines[machine]]
+        if lacking:
+            where.at(machine).at(lacking[0]).fail(
+                f"machine '{machine}' does not run flavour '{lacking[0]}' "
+                f"(it has: {', '.join(context.machines[machine])})"
+            )
+        result[machine] = _expectations(table, probe, flavours, where.at(machine))
+    return MappingProxyType(result)
+
+
+def _set_clock_step(
+    table: Mapping[str, object], index: int, where: Where, context: StepContext
+) -> SetClockStep:
+    seconds = parse_time_value(table["set-clock"], where.at("set-clock"))
+    via = table.get("via", SET_CLOCK_VIA[0])
+    if via not in SET_CLOCK_VIA:
+        where.at("via").fail(f"unknown way to set the clock {via!r} (known: {', '.join(SET_CLOCK_VIA)})")
+    return SetClockStep(index, seconds, str(via))
+
+
+def _hwclock_step(
+    table: Mapping[str, object], index: int, where: Where, context: StepContext
+) -> HwclockStep:
+    seconds = parse_time_value(table["hwclock"], where.at("hwclock"))
+    if not RTC_MIN <= seconds <= RTC_MAX:
+        where.at("hwclock").fail(
+            f"{format_time(seconds)} is outside {format_time(RTC_MIN)}..{format_time(RTC_MAX)}, "
+            "what the emulated RTC holds; reach later times with a set-clock step"
+        )
+    lacking = [m for m in context.machines if not context.catalogue.has_program(m, HWCLOCK)]
+    if lacking:
+        where.at("hwclock").fail(
+            f"machine {', '.join(map(repr, lacking))} has no {HWCLOCK} (rootfs/manifest.toml "
+            "[host-binaries.<machine>]); list only machines that have it in `machines`")
+    return HwclockStep(index, seconds)
+
+
+WAIT_MAX = 3600
+
+
+def _wait_step(table: Mapping[str, object], index: int, where: Where, context: StepContext) -> WaitStep:
+    seconds = table["wait"]
+    if not is_number(seconds) or not 0 < seconds <= WAIT_MAX:  # type: ignore[operator]
+        where.at("wait").fail(f"expected a number of seconds in (0, {WAIT_MAX}], got {seconds!r}")
+    return WaitStep(index, seconds)  # type: ignore[arg-type]
+
+
+_SYSCTL_NAME_RE = re.compile(r"[a-z0-9_]+(\.[a-z0-9_]+)+")
+_SYSCTL_VALUE_RE = re.compile(r"[A-Za-z0-9_.:+-]+")
+
+
+def _sysctl_step(table: Mapping[str, object], index: int, where: Where, context: StepContext) -> SysctlStep:
+    name = string(table["sysctl"], where.at("sysctl"))
+    if not _SYSCTL_NAME_RE.fullmatch(name):
+        where.at("sysctl").fail(f"'{name}' is not a sysctl name such as \"kernel.time32_syscalls\"")
+    raw = require(table, "value", where)
+    value = str(raw) if is_number(raw) else string(raw, where.at("value"))
+    if not _SYSCTL_VALUE_RE.fullmatch(value):
+        where.at("value").fail(f"{value!r}: one word of letters, digits and '_.:+-'")
+    return SysctlStep(index, name, value)
+
+
+@dataclass(frozen=True)
+class ActionKind:
+    keys: frozenset[str]
+    parse: Callable[[Mapping[str, object], int, Where, StepContext], Step]
+
+
+ACTIONS: Mapping[str, ActionKind] = MappingProxyType(
+    {
+        "probe": ActionKind(frozenset({"probe", "phase", "flavours", "args", "expect", EXPECT_ON,
+                                       "reset-clock"}),
+                            _probe_step),
+        "set-clock": ActionKind(frozenset({"set-clock", "via"}), _set_clock_step),
+        "hwclock": ActionKind(frozenset({"hwclock"}), _hwclock_step),
+        "wait": ActionKind(frozenset({"wait"}), _wait_step),
+        "sysctl": ActionKind(frozenset({"sysctl", "value"}), _sysctl_step),
+    }
+)
+
+
+def _step(raw: object, index: int, where: Where, context: StepContext) -> Step:
+    table = as_table(raw, where)
+    actions = [key for key in table if key in ACTIONS]
+    known = ", ".join(ACTIONS)
+    if len(actions) > 1:
+        where.fail(f"more than one action ({', '.join(actions)}); a step has exactly one of: {known}")
+    if not actions:
+        where.fail(f"no action; a step has exactly one of: {known}")
+    kind = ACTIONS[actions[0]]
+    check_keys(table, kind.keys, where, f" for a {actions[0]} step")
+    return kind.parse(table, index, where, context)
+
+
+def _unique_phases(steps: tuple[Step, ...], where: Where) -> None:
+    seen: dict[str, int] = {}
+    for step in steps:
+        if isinstance(step, ProbeStep):
+            if step.phase in seen:
+                where.item(step.index).at("phase").fail(
+                    f"phase '{step.phase}' already names step[{seen[step.phase]}]"
+                )
+            seen[step.phase] = step.index
+
+
+def parse_steps(raw: object, where: Where, context: StepContext) -> tuple[Step, ...]:
+    if not isinstance(raw, list) or not raw:
+        where.fail("expected at least one [[step]]")
+    steps = tuple(_step(item, index, where.item(index), context) for index, item in enumerate(raw))
+    _unique_phases(steps, where)
+    return steps
+
+
