@@ -1,7 +1,7 @@
 /* agent.c - the y2038 sandbox guest agent.
  *
  * Runs shell commands sent by the host over its own serial line and returns
- * their output, framed (the protocol is described in sandbox/protocol.py):
+ * their output, framed (the protocol is described in sandbox/guest/protocol.py):
  *
  *   agent -> host  @@Y2038 READY <uname -r>
  *   host -> agent  RUN <id> <base64 of a shell script>

@@ -6,7 +6,7 @@
  *        clockstep --list             the calls it prints
  *
  * The runner's plan runs it for the `wait` and `hwclock` steps
- * (sandbox/runner.py). Built once, as a tool, in the machine's 64-bit time_t
+ * (sandbox/run/plan.py). Built once, as a tool, in the machine's 64-bit time_t
  * flavour, so the times it prints are right on either side of 2038:
  *   {"probe":"clockstep","flavour":"native64","call":"wait","requested":5,
  *    "elapsed":5.000123,"realtime_before":2147483640,"realtime_after":2147483645}

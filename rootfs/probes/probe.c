@@ -107,7 +107,7 @@ void probe_usage(const char *prog, const char *message)
 	exit(2);
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (as sandbox/timefmt.py). */
+/* Days since 1970-01-01 of a proleptic Gregorian date (as sandbox/base/timefmt.py). */
 static long long days_from_civil(long long y, int m, int d)
 {
 	long long era, yoe, doy, doe;

@@ -8,7 +8,7 @@
  * JSON line with what it read, trailing newlines stripped:
  *   {"probe":"sysctl","flavour":"native64","call":"sysctl",
  *    "name":"kernel.time32_syscalls","value":"deny"}
- * The runner's plan runs it for the `sysctl` scenario step (sandbox/), so
+ * The runner's plan runs it for the `sysctl` scenario step (sandbox/run/plan.py), so
  * that the step's observation is written and escaped by the same code as
  * every other line. Built once, as a tool, in the machine's 64-bit time_t
  * flavour.
