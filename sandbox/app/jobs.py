@@ -11,20 +11,44 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
+from sandbox.base.errors import InputError
+from sandbox.build.userland import build_userland, has_program, with_userlands
 from sandbox.guest.target import Target
 from sandbox.judge.evaluate import evaluate
 from sandbox.report.text import JudgedRun, failure_report
 from sandbox.run.runner import Boot, run_scenario, StartGuest
 from sandbox.guest.qemu import Guest
-from sandbox.scenario.model import Scenario
+from sandbox.scenario.model import RunStep, Scenario
+from sandbox.scenario.userlands import load_userlands
 
 
-def boot_of(target: Target) -> Boot:
-    return Boot(target.machine, target.kernel.boot_image, target.initramfs.path, target.accel.name)
+MIB_PER_USERLAND_MIB = 3  # guest memory per MiB of userland archive: the archive, its files, headroom
+
+
+def boot_of(target: Target, scenario: Scenario) -> Boot:
+    """The boot a scenario needs on a target: with the Debian userlands its run
+    steps name built (or reused) and appended to the initramfs, each program
+    checked to be in its userland before anything boots."""
+    if not scenario.userlands:
+        return Boot(target.machine, target.kernel.boot_image, target.initramfs.path, target.accel.name)
+    table = load_userlands()
+    artifacts = tuple(build_userland(table.by_name[name], table) for name in scenario.userlands)
+    by_name = {a.userland.name: a for a in artifacts}
+    for step in scenario.steps:
+        if isinstance(step, RunStep):
+            for name in step.userlands:
+                if not has_program(by_name[name], step.argv[0]):
+                    raise InputError(scenario.file, f"step[{step.index}].run",
+                                     f"no program '{step.argv[0]}' in userland {name} "
+                                     f"({', '.join(table.by_name[name].packages)} and what they depend on)")
+    size_mib = sum(a.cpio.stat().st_size for a in artifacts) // 2**20
+    return Boot(target.machine, target.kernel.boot_image, with_userlands(target.initramfs.path, artifacts),
+                target.accel.name, tuple(a.record() for a in artifacts),
+                memory_mib=256 + MIB_PER_USERLAND_MIB * size_mib)
 
 
 def run_and_judge(target: Target, scenario: Scenario, evidence: Path, start: StartGuest = Guest) -> JudgedRun:
-    record = run_scenario(scenario, boot_of(target), evidence, start)
+    record = run_scenario(scenario, boot_of(target, scenario), evidence, start)
     result = evaluate(scenario, target.machine.name, record.observations) if record.completed else None
     judged = JudgedRun(record, result)
     write_judgement(judged)

@@ -1,6 +1,17 @@
 """Errors the user sees as one line."""
 from __future__ import annotations
 
+import re
+import signal
+
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """The text with every control character escaped (\\x1b, \\n, \\u202e):
+    what a hostile file name or key holds must not reach the terminal raw."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
 
 class SandboxError(Exception):
     """A failure the user can act on; printed as one line, no traceback."""
@@ -13,4 +24,13 @@ class InputError(SandboxError):
         self.file = file
         self.key = key
         self.message = message
-        super().__init__(f"{file}: {key}: {message}")
+        super().__init__(printable(f"{file}: {key}: {message}"))
+
+
+class Interrupted(KeyboardInterrupt):
+    """A signal (SIGINT, SIGTERM, SIGHUP) asked the run to stop: raised in the
+    main thread so that every `with` block unwinds and stops its QEMU."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)

@@ -44,6 +44,8 @@ class Machine:
     # (extra cc flags, Debian package): a static libc that must be found for
     # those flags, and the package it comes from
     static_libcs: tuple[tuple[str, str], ...]
+    # Debian architectures whose programs it runs (rootfs/userlands.toml)
+    debian_archs: tuple[str, ...]
 
 
 X86_64 = Machine(
@@ -66,6 +68,7 @@ X86_64 = Machine(
     cc_package="gcc",
     cflags32="-m32",
     static_libcs=(("", "libc6-dev"), ("-m32", "gcc-12-multilib")),
+    debian_archs=("amd64", "i386"),  # i386 through IA32 emulation
 )
 
 # The same PC as x86_64, a 32-bit kernel: the same i386 binaries as
@@ -79,6 +82,7 @@ I386 = replace(
     flavours=FLAVOURS_32,
     tools_flavour="time64",
     static_libcs=(("-m32", "gcc-12-multilib"),),
+    debian_archs=("i386",),
 )
 
 ARMHF = Machine(
@@ -104,6 +108,7 @@ ARMHF = Machine(
     cc_package="gcc-arm-linux-gnueabihf",
     cflags32="",
     static_libcs=(("", "libc6-dev-armhf-cross"),),
+    debian_archs=("armhf",),
 )
 
 MACHINES: dict[str, Machine] = {m.name: m for m in (X86_64, I386, ARMHF)}

@@ -35,6 +35,7 @@ class BootRequest:
     evidence: Path  # folder for console.log, agent.log, qemu.log
     append: tuple[str, ...] = ()
     disks: tuple[AttachedDisk, ...] = ()  # virtio block devices, in order, serial = name
+    memory_mib: int | None = None  # over the machine's own -m (a boot with userlands needs more)
 
 
 def qemu_argv(req: BootRequest) -> list[str]:
@@ -43,7 +44,7 @@ def qemu_argv(req: BootRequest) -> list[str]:
                         f"y2038.agent={m.agent_tty}", *req.append))
     return [
         m.qemu, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-        *m.qemu_machine, "-accel", req.accel, "-nic", "none",
+        *m.qemu_machine, *(("-m", str(req.memory_mib)) if req.memory_mib else ()), "-accel", req.accel, "-nic", "none",
         "-kernel", str(req.kernel), "-initrd", str(req.initramfs), "-append", cmdline,
         "-rtc", f"base={req.rtc.rstrip('Z')}",
         "-serial", f"file:{req.evidence / 'console.log'}",

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sandbox.base.timefmt import format_time
 from sandbox.run.observations import Observation, Value
-from sandbox.scenario.model import ERRNO_FIELD, Expectation, ProbeStep, Scenario, is_time_field
+from sandbox.scenario.model import ERRNO_FIELD, Expectation, JudgedStep, Scenario, is_time_field
 
 NO_OBSERVATION = "no observation"
 
@@ -93,7 +93,7 @@ def judge_observation(observation: Observation, expectation: Expectation,
     return _check_value(observation, expectation, is_time)
 
 
-def _verdict(step: ProbeStep, expectation: Expectation, observations: list[Observation]) -> Verdict:
+def _verdict(step: JudgedStep, expectation: Expectation, observations: list[Observation]) -> Verdict:
     def is_time(field: str) -> bool:
         return is_time_field(step, expectation.call, field)
     checks = [judge_observation(observation, expectation, is_time) for observation in observations]
@@ -130,8 +130,8 @@ def evaluate(scenario: Scenario, machine: str, observations: Iterable[Observatio
     index = _index(machine, observations)
     verdicts = tuple(
         _verdict(step, expectation, index.get((step.phase, step.probe, expectation.flavour, expectation.call), []))
-        for step in scenario.probe_steps
+        for step in scenario.judged_steps
         for expectation in step.expectations_on(machine)
-        if expectation.flavour in available
+        if expectation.flavour in step.flavours_on(available)
     )
     return ScenarioResult(scenario=scenario.name, machine=machine, verdicts=tuple(verdicts))

@@ -25,11 +25,12 @@ from collections.abc import Iterable, Sequence
 from sandbox.base.errors import InputError
 from sandbox.base.timefmt import ROLLOVER, UINT32_SPAN, format_time
 from sandbox.run.observations import Observation
-from sandbox.scenario.model import ProbeStep, Scenario, is_time_field
+from sandbox.scenario.model import JudgedStep, ProbeStep, RunStep, Scenario, is_time_field
 
 WINDOW = 60  # seconds either side of a recorded time
 NO_ERRNO = 'errno = "none"'  # a call that succeeded and printed no field
 SMALL = 1000  # whole numbers below this are recorded as they are
+SHORT_TEXT = 80  # texts up to this long (one line) are recorded as they are
 TODO = "# TODO: name the kernel or glibc function that decides this (recorded {where})"
 _STEP_RE = re.compile(r"^\s*\[\[step\]\]\s*(#.*)?$")
 
@@ -42,7 +43,7 @@ def _window(lo: int, hi: int) -> str:
     return f"[{_quoted(format_time(lo))}, {_quoted(format_time(hi))}]"
 
 
-def _matcher(step: ProbeStep, call: str, field: str, value: object) -> str:
+def _matcher(step: JudgedStep, call: str, field: str, value: object) -> str:
     if isinstance(value, str):
         return _quoted(value)
     if is_time_field(step, call, field) and isinstance(value, int):
@@ -55,24 +56,33 @@ def _matcher(step: ProbeStep, call: str, field: str, value: object) -> str:
     return str(value)
 
 
-def _recorded(step: ProbeStep, call: str, field: str, value: object) -> bool:
+def _recorded(step: JudgedStep, call: str, field: str, value: object) -> bool:
     if isinstance(value, int) and not is_time_field(step, call, field):
         return abs(value) < SMALL
+    if isinstance(value, str):  # a program's output: one short line at most
+        return len(value) <= SHORT_TEXT and "\n" not in value.rstrip("\n")
     return True
 
 
-def _call_lines(step: ProbeStep, observation: Observation) -> list[str]:
+def _call_lines(step: JudgedStep, observation: Observation) -> list[str]:
+    """A probe's call as one line `call = { field = ... }`; a run step's
+    program as its own fields, one per line."""
     if observation.errno is not None:
-        return [f"{observation.call} = {{ errno = {_quoted(observation.errno)} }}"]
-    values = observation.values.items()
-    fields = [f"{name} = {_matcher(step, observation.call, name, value)}"
-              for name, value in values if _recorded(step, observation.call, name, value)]
-    left_out = [name for name, value in values if not _recorded(step, observation.call, name, value)]
+        fields = [f"errno = {_quoted(observation.errno)}"]
+        left_out: list[str] = []
+    else:
+        values = observation.values.items()
+        fields = [f"{name} = {_matcher(step, observation.call, name, value)}"
+                  for name, value in values if _recorded(step, observation.call, name, value)]
+        left_out = [name for name, value in values if not _recorded(step, observation.call, name, value)]
+    note = f"# left out, may vary: {', '.join(left_out)}" if left_out else ""
+    if isinstance(step, RunStep):
+        return fields + ([note] if note else [])
     line = f"{observation.call} = {{ {', '.join(fields or [NO_ERRNO])} }}"
-    return [line + (f"  # left out, may vary: {', '.join(left_out)}" if left_out else "")]
+    return [line + (f"  {note}" if note else "")]
 
 
-def expectation_text(step: ProbeStep, observations: Iterable[Observation], where: str) -> list[str]:
+def expectation_text(step: JudgedStep, observations: Iterable[Observation], where: str) -> list[str]:
     """The [step.expect.<flavour>] tables of one step: one per flavour, one
     line per call (its first observation), in the order they were seen."""
     by_flavour: dict[str, dict[str, Observation]] = {}
@@ -117,7 +127,7 @@ def record(text: str, scenario: Scenario, observations: Sequence[Observation], w
     for step, chunk in zip(scenario.steps, chunks):
         own, trailer = _split_trailer(chunk)
         out += own
-        if isinstance(step, ProbeStep) and not step.expectations and not step.machine_expectations:
+        if isinstance(step, (ProbeStep, RunStep)) and not step.expectations and not step.machine_expectations:
             out += expectation_text(step, observations, where)
         out += trailer
     return "\n".join(out) + "\n"

@@ -51,7 +51,7 @@ def cell(observation: Observation, fields: Sequence[str] = (),
 
 def expected_fields(scenario: Scenario, machine: str) -> dict[Cell, list[str]]:
     fields: dict[Cell, list[str]] = {}
-    for step in scenario.probe_steps:
+    for step in scenario.judged_steps:
         for e in step.expectations_on(machine):
             key = (step.phase, e.flavour, f"{step.probe}.{e.call}")
             if e.field != "errno" and e.field not in fields.setdefault(key, []):
@@ -60,7 +60,7 @@ def expected_fields(scenario: Scenario, machine: str) -> dict[Cell, list[str]]:
 
 
 def failed_cells(result: ScenarioResult | None, scenario: Scenario) -> set[Cell]:
-    probes = {s.phase: s.probe for s in scenario.probe_steps}
+    probes = {s.phase: s.probe for s in scenario.judged_steps}
     return {(v.phase, v.flavour, f"{probes.get(v.phase, '?')}.{v.call}")
             for v in (result.failures if result else ())}
 
@@ -71,7 +71,7 @@ def phase_tables(record: RunRecord, scenario: Scenario, result: ScenarioResult |
     fields = expected_fields(scenario, record.machine)
     failed = failed_cells(result, scenario)
     tables = []
-    for step in scenario.probe_steps:
+    for step in scenario.judged_steps:
         phase = step.phase
         seen = [o for o in record.observations if o.phase == phase]
         flavours = list(dict.fromkeys(o.flavour for o in seen))

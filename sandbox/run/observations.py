@@ -10,6 +10,7 @@ The host adds where it ran (scenario, machine, phase). Parsing never runs anythi
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -130,3 +131,45 @@ def parse_probe_output(stdout: str, *, scenario: str, machine: str, phase: str) 
         for number, line in enumerate(stdout.splitlines(), start=1)
         if line.strip()
     ]
+
+
+TEXT_LIMIT = 4096  # characters of a program's stdout or stderr kept in its observation
+_SIGNALS = {n: name for name, n in vars(__import__("signal")).items()
+            if name.startswith("SIG") and not name.startswith("SIG_") and isinstance(n, int)}
+
+
+def program_status(exit_code: int) -> str:
+    """'ok', 'exit 2', 'signal SIGSEGV', 'timeout' (the run step's timeout kills
+    with SIGKILL), or 'no userland' (the agent's 125)."""
+    if exit_code == 0:
+        return "ok"
+    if exit_code == 128 + 9:
+        return "timeout"
+    if exit_code > 128 and exit_code - 128 in _SIGNALS:
+        return f"signal {_SIGNALS[exit_code - 128]}"
+    return f"exit {exit_code}"
+
+
+def _time_in(stdout: str, pattern: str) -> int | None:
+    match = re.search(pattern, stdout, re.M)
+    if match is None:
+        return None
+    text = match.group("time") if "time" in match.re.groupindex else match.group(1)
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def program_observation(*, scenario: str, machine: str, phase: str, userland: str, call: str,
+                        exit_code: int, stdout: str, stderr: str,
+                        time_pattern: str | None = None) -> Observation:
+    """A real program's run as one observation: exit, status, stdout, stderr
+    and, when its stdout matches the step's time-pattern, the time it printed."""
+    values: dict[str, Value] = {"exit": exit_code, "status": program_status(exit_code),
+                                "stdout": stdout[:TEXT_LIMIT], "stderr": stderr[:TEXT_LIMIT]}
+    if time_pattern is not None:
+        seconds = _time_in(stdout, time_pattern)
+        if seconds is not None:
+            values["time"] = seconds
+    return Observation(scenario, machine, phase, "run", userland, call, values)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from sandbox.base.timefmt import format_time
 from sandbox.scenario.disks import Disk
-from sandbox.scenario.model import HWCLOCK, HwclockStep, ProbeStep, SetClockStep, Step, SysctlStep, WaitStep
+from sandbox.scenario.model import HWCLOCK, HwclockStep, ProbeStep, RunStep, SetClockStep, Step, SysctlStep, WaitStep
 
 DEFAULT_TOOLS_FLAVOUR = "native64"  # x86_64's; a machine names its own (Machine.tools_flavour)
 MOUNT_STEP = -1  # the step number of the [[disk]] mounts: they belong to no step
@@ -29,6 +29,9 @@ class GuestCommand:
     flavour: str
     shell: str
     must_succeed: bool  # a failing set-clock breaks the run; a probe's errno does not
+    output: str = "probe-json"  # how its stdout becomes observations: OUTPUTS in run/runner.py
+    call: str = ""  # a program's call name (output "program")
+    time_pattern: str | None = None  # a program's time in its stdout (output "program")
 
 
 def _probe_commands(step: ProbeStep, tools_flavour: str) -> list[GuestCommand]:
@@ -47,6 +50,39 @@ def _reset_clock(step: ProbeStep, flavour: str) -> list[GuestCommand]:
         return []
     return [GuestCommand(step.index, f"step{step.index}-reset-clock", "settime", flavour,
                          f"/tools/settime {step.reset_clock} settimeofday", True)]
+
+
+PROGRAM = "program"  # the output kind of a run step's command
+GUEST_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+
+
+def _run_shell(step: RunStep, userland: str) -> str:
+    """busybox (outside the userland) clears the environment, sets the
+    timeout and changes root; the program runs with the userland's own
+    loader and libraries."""
+    root = shlex.quote(f"/userlands/{userland}")
+    stdin = f"printf '%s' {shlex.quote(step.stdin)} | " if step.stdin is not None else ""
+    redirect = "" if step.stdin is not None else " </dev/null"
+    return (f"[ -d {root} ] || {{ echo 'userland {userland} is not in this boot' >&2; exit 125; }}; "
+            f"cd / && {stdin}env -i PATH={GUEST_PATH} HOME=/root TZ=UTC0 LC_ALL=C "
+            f"timeout -s KILL {step.timeout:g} chroot {root} {shlex.join(step.argv)}{redirect}")
+
+
+def _run_commands(step: RunStep, tools_flavour: str) -> list[GuestCommand]:
+    return [GuestCommand(step.index, step.phase, step.probe, userland, _run_shell(step, userland), False,
+                         output=PROGRAM, call=step.program, time_pattern=step.time_pattern)
+            for userland in step.userlands]
+
+
+def userland_commands(userlands: tuple[str, ...]) -> list[GuestCommand]:
+    """Before the first step: /proc, /dev and a fresh /tmp inside each userland
+    the scenario runs programs from; each must succeed."""
+    def shell(name: str) -> str:
+        root = shlex.quote(f"/userlands/{name}")
+        return (f"mount -t proc proc {root}/proc && mount -o bind /dev {root}/dev"
+                f" && mount -t tmpfs tmp {root}/tmp")
+    return [GuestCommand(MOUNT_STEP, f"userland-{name}", "mount", "busybox", shell(name), True)
+            for name in userlands]
 
 
 def _set_clock_commands(step: SetClockStep, tools_flavour: str) -> list[GuestCommand]:
@@ -78,6 +114,7 @@ def _sysctl_commands(step: SysctlStep, tools_flavour: str) -> list[GuestCommand]
 
 PLANNERS: dict[type, Callable[..., list[GuestCommand]]] = {
     ProbeStep: _probe_commands,
+    RunStep: _run_commands,
     SetClockStep: _set_clock_commands,
     HwclockStep: _hwclock_commands,
     WaitStep: _wait_commands,
@@ -113,4 +150,4 @@ def plan(steps: tuple[Step, ...], flavours: tuple[str, ...],
     """The guest commands for the steps, leaving out flavours the machine lacks.
     Planners get the flavour the machine's tools (/tools/*) are built in."""
     commands = [c for s in steps for c in PLANNERS[type(s)](s, tools_flavour)]
-    return [c for c in commands if c.flavour in flavours]
+    return [c for c in commands if c.flavour in flavours or c.output == PROGRAM]

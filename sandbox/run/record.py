@@ -53,6 +53,7 @@ class RunRecord:
     commands: tuple[CommandRecord, ...]
     findings: tuple[Finding, ...]
     evidence: Path
+    userlands: tuple[dict[str, object], ...] = ()  # the Debian userlands booted, with package versions
 
     @property
     def completed(self) -> bool:
@@ -76,5 +77,6 @@ def write_evidence(record: RunRecord) -> None:
                       "exit_code": c.exit_code, "stdout": c.stdout, "stderr": c.stderr}
                      for c in record.commands],
         "findings": [str(f) for f in record.findings],
+        "userlands": list(record.userlands),
     }
     (record.evidence / "run.json").write_text(json.dumps(summary, indent=2) + "\n")

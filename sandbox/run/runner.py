@@ -19,8 +19,8 @@ from sandbox.build.disk_images import prepare_images
 from sandbox.guest import klog, protocol
 from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung
-from sandbox.run.observations import Observation, ProbeOutputError, parse_probe_output
-from sandbox.run.plan import GuestCommand, mount_commands, plan
+from sandbox.run.observations import Observation, ProbeOutputError, parse_probe_output, program_observation
+from sandbox.run.plan import PROGRAM, GuestCommand, mount_commands, plan, userland_commands
 from sandbox.run.record import COMPLETED, STEP_FAILED, CommandRecord, RunRecord, write_evidence
 from sandbox.scenario.model import Scenario
 
@@ -48,8 +48,10 @@ class Boot:
 
     machine: Machine
     kernel: Path
-    initramfs: Path
+    initramfs: Path  # with the userlands' archives appended, when the scenario runs programs
     accel: str
+    userlands: tuple[dict[str, object], ...] = ()  # name, suite, arch, package versions: for run.json
+    memory_mib: int | None = None  # more than the machine's default, for userlands
 
 
 # What went wrong, by exception type: the guest's fate, not the scenario's.
@@ -71,6 +73,23 @@ def classify(failure: BaseException | None, findings: tuple[klog.Finding, ...],
         return "panic", next(str(f) for f in findings if f.kind in klog.FATAL)
     outcome = next(o for kind, o in FAILURE_OUTCOMES.items() if isinstance(failure, kind))
     return outcome, str(failure)
+
+
+def _probe_output(command: GuestCommand, record: CommandRecord, scenario: str, machine: str) -> list[Observation]:
+    return parse_probe_output(record.stdout, scenario=scenario, machine=machine, phase=command.phase)
+
+
+def _program_output(command: GuestCommand, record: CommandRecord, scenario: str, machine: str) -> list[Observation]:
+    return [program_observation(scenario=scenario, machine=machine, phase=command.phase,
+                                userland=command.flavour, call=command.call, exit_code=record.exit_code,
+                                stdout=record.stdout, stderr=record.stderr, time_pattern=command.time_pattern)]
+
+
+OUTPUTS: dict[str, Callable[[GuestCommand, CommandRecord, str, str], list[Observation]]] = {
+    "probe-json": _probe_output,  # a probe's JSON lines
+    PROGRAM: _program_output,  # a real program: its exit status and output
+}
+"""How a command's output becomes observations, by GuestCommand.output."""
 
 
 def _step_error(command: GuestCommand, record: CommandRecord) -> str:
@@ -101,8 +120,7 @@ def _drive(guest: GuestPort, commands: list[GuestCommand], scenario: Scenario, m
         record = CommandRecord(command, reply.exit_code, reply.text,
                                reply.stderr.decode("utf-8", "replace"))
         progress.records.append(record)
-        progress.observations += parse_probe_output(
-            reply.text, scenario=scenario, machine=machine, phase=command.phase)
+        progress.observations += OUTPUTS[command.output](command, record, scenario, machine)
         if command.must_succeed and reply.exit_code != 0:
             progress.step_error = _step_error(command, record)
             break
@@ -115,8 +133,9 @@ def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
     evidence.mkdir(parents=True, exist_ok=True)
     disks = prepare_images(scenario.disks, evidence)  # mkfs on the host, cached
     request = BootRequest(boot.machine, boot.kernel, boot.initramfs, format_time(scenario.rtc),
-                          boot.accel, evidence, append=scenario.kernel_args, disks=disks)
-    commands = (mount_commands(scenario.disks)
+                          boot.accel, evidence, append=scenario.kernel_args, disks=disks,
+                          memory_mib=boot.memory_mib)
+    commands = (mount_commands(scenario.disks) + userland_commands(scenario.userlands)
                 + plan(scenario.steps, scenario.machines[boot.machine.name], boot.machine.tools_flavour))
     progress = _Progress()
     failure: BaseException | None = None
@@ -137,6 +156,6 @@ def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
     outcome, detail = classify(failure, findings, progress.step_error)
     record = RunRecord(scenario.name, boot.machine.name, boot.accel, outcome, detail, progress.release,
                        progress.boot_seconds, tuple(progress.observations), tuple(progress.records),
-                       findings, evidence)
+                       findings, evidence, boot.userlands)
     write_evidence(record)
     return record

@@ -14,7 +14,8 @@ Three top-level tables, expanded before the scenario is parsed (pure):
 
 - A string that is exactly "$name" is replaced by the value (any TOML value:
   a number, a list, a table); "${name}" inside a longer string is replaced by
-  the value's text; "$$" is a literal "$".
+  the value's text; "$$" is a literal "$", as is any other "$" (a regular
+  expression's end of line, a shell's $HOME).
 - A flavour group's name may stand wherever a flavour does: in a probe step's
   `flavours` list, and as a key of `expect` or `expect-on.<machine>`. Its
   tables apply to each member; a table written for one member flavour is
@@ -73,8 +74,6 @@ def _substitute(raw: object, values: dict[str, object], where: Where) -> object:
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             where.fail(f"value '{name}' is {type_name(value)}; only a string or a number goes inside text")
         return str(value)
-    if "$" in _REF_RE.sub("", raw):
-        where.fail(f"{raw!r}: write \"$name\", \"${{name}}\" or \"$$\" for a '$'")
     return _REF_RE.sub(text, raw)
 
 

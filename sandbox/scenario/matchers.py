@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import Protocol
 
 from sandbox.base.fields import is_number, type_name
+from sandbox.scenario.guards import expected_time, finite
 from sandbox.base.timefmt import ROLLOVER, UINT32_SPAN, format_time, parse_time, seconds_from_datetime
 
 Value = int | float | str
@@ -125,6 +126,19 @@ class Elapsed:
         return f"elapsed in [{self.lo} s, {self.hi} s]"
 
 
+@dataclass(frozen=True)
+class Matches:
+    """Text in which the regular expression (Python's re) finds a match."""
+
+    pattern: str
+
+    def matches(self, observed: Value | None) -> bool:
+        return isinstance(observed, str) and re.search(self.pattern, observed, re.M) is not None
+
+    def describe(self) -> str:
+        return f"matches /{self.pattern}/"
+
+
 class MatcherError(ValueError):
     """A matcher's argument is wrong; the parser adds file and key."""
 
@@ -132,14 +146,18 @@ class MatcherError(ValueError):
 def _instant(raw: object) -> tuple[Number, bool]:
     """A number, or a time (string or TOML date-time) as seconds; and whether it was a time."""
     if is_number(raw):
+        if not finite(raw):
+            raise MatcherError(f"{raw!r} is not a finite number")
         return raw, False  # type: ignore[return-value]
-    if isinstance(raw, _dt.datetime):
-        return seconds_from_datetime(raw), True
-    if isinstance(raw, str):
+    if isinstance(raw, (_dt.datetime, str)):
         try:
-            return parse_time(raw), True
+            seconds = seconds_from_datetime(raw) if isinstance(raw, _dt.datetime) else parse_time(raw)
         except ValueError as err:
             raise MatcherError(str(err)) from None
+        refused = expected_time(seconds)
+        if refused:
+            raise MatcherError(refused)
+        return seconds, True
     raise MatcherError(f"expected a number or a time string, got {type_name(raw)}")
 
 
@@ -181,7 +199,7 @@ def _clamped(raw: object) -> Clamped:
 
 def _elapsed(raw: object) -> Elapsed:
     lo, hi = _pair(raw, "a number of seconds")
-    if not (is_number(lo) and is_number(hi)):
+    if not (finite(lo) and finite(hi)):
         raise MatcherError("expected [lo, hi] in seconds (numbers)")
     if lo < 0:  # type: ignore[operator]
         raise MatcherError(f"a duration cannot be negative: {lo}")
@@ -189,9 +207,20 @@ def _elapsed(raw: object) -> Elapsed:
     return Elapsed(float(lo), float(hi))  # type: ignore[arg-type]
 
 
+def _matches(raw: object) -> Matches:
+    if not isinstance(raw, str) or not raw:
+        raise MatcherError("expected a regular expression (a non-empty string)")
+    try:
+        re.compile(raw, re.M)
+    except re.error as err:
+        raise MatcherError(f"not a regular expression: {err}") from None
+    return Matches(raw)
+
+
 MATCHERS: Mapping[str, Callable[[object], Matcher]] = MappingProxyType(
     {
         "between": _between,
+        "matches": _matches,
         "clamped": _clamped,
         "elapsed": _elapsed,
         "wrapped": _wrapped,

@@ -28,6 +28,24 @@ class Expectation:
     matcher: Matcher
 
 
+def expectations_on(own: tuple[Expectation, ...], override: tuple[Expectation, ...]) -> tuple[Expectation, ...]:
+    """The expectations that hold on a machine: a step's own, with every
+    (flavour, call) the machine overrides replaced in place by its override;
+    overrides of calls the step leaves unchecked come last."""
+    groups: dict[tuple[str, str], list[Expectation]] = {}
+    for expectation in override:
+        groups.setdefault((expectation.flavour, expectation.call), []).append(expectation)
+    result: list[Expectation] = []
+    for expectation in own:
+        key = (expectation.flavour, expectation.call)
+        if key not in groups:
+            result.append(expectation)
+        elif groups[key]:
+            result += groups[key]
+            groups[key] = []  # the group is placed once, at its first base field
+    return tuple(result) + tuple(e for group in groups.values() for e in group)
+
+
 @dataclass(frozen=True)
 class ProbeStep:
     index: int
@@ -49,22 +67,46 @@ class ProbeStep:
         return tuple(flavour for flavour in self.flavours if flavour in available)
 
     def expectations_on(self, machine: str) -> tuple[Expectation, ...]:
-        """The expectations that hold on `machine`: the step's own, with every
-        (flavour, call) the machine overrides replaced in place by its override;
-        overrides of calls the step leaves unchecked come last."""
-        override = self.machine_expectations.get(machine, ())
-        groups: dict[tuple[str, str], list[Expectation]] = {}
-        for expectation in override:
-            groups.setdefault((expectation.flavour, expectation.call), []).append(expectation)
-        result: list[Expectation] = []
-        for expectation in self.expectations:
-            key = (expectation.flavour, expectation.call)
-            if key not in groups:
-                result.append(expectation)
-            elif groups[key]:
-                result += groups[key]
-                groups[key] = []  # the group is placed once, at its first base field
-        return tuple(result) + tuple(e for group in groups.values() for e in group)
+        return expectations_on(self.expectations, self.machine_expectations.get(machine, ()))
+
+
+RUN_PROBE = "run"  # the "probe" of a run step's observations
+
+
+@dataclass(frozen=True)
+class RunStep:
+    """Run a real program in each named userland (rootfs/userlands.toml): its
+    exit status, stdout, stderr and any time it prints are the observation
+    of call `program`, flavour <userland>."""
+
+    index: int
+    phase: str
+    argv: tuple[str, ...]
+    userlands: tuple[str, ...]
+    expectations: tuple[Expectation, ...] = ()
+    machine_expectations: Mapping[str, tuple[Expectation, ...]] = field(
+        default_factory=lambda: MappingProxyType({}))
+    stdin: str | None = None
+    timeout: Number = 10
+    time_pattern: str | None = None  # a regex over stdout; group "time" (or 1) is epoch seconds
+    info: ProbeInfo | None = field(default=None, compare=False)
+    kind: ClassVar[str] = "run"
+    probe: ClassVar[str] = RUN_PROBE
+
+    @property
+    def program(self) -> str:
+        """The call name of its observations: the program's file name."""
+        return self.argv[0].rsplit("/", 1)[-1]
+
+    @property
+    def flavours(self) -> tuple[str, ...]:
+        return self.userlands
+
+    def flavours_on(self, available: tuple[str, ...]) -> tuple[str, ...]:
+        return self.userlands  # validated: every machine of the scenario runs them
+
+    def expectations_on(self, machine: str) -> tuple[Expectation, ...]:
+        return expectations_on(self.expectations, self.machine_expectations.get(machine, ()))
 
 
 @dataclass(frozen=True)
@@ -107,7 +149,9 @@ class SysctlStep:
         return "/proc/sys/" + self.name.replace(".", "/")
 
 
-Step = ProbeStep | SetClockStep | HwclockStep | WaitStep | SysctlStep
+Step = ProbeStep | RunStep | SetClockStep | HwclockStep | WaitStep | SysctlStep
+JudgedStep = ProbeStep | RunStep
+"""The steps whose observations are judged against expectations."""
 
 
 @dataclass(frozen=True)
@@ -134,7 +178,17 @@ class Scenario:
     def probe_steps(self) -> tuple[ProbeStep, ...]:
         return tuple(step for step in self.steps if isinstance(step, ProbeStep))
 
+    @property
+    def judged_steps(self) -> tuple[JudgedStep, ...]:
+        """Probe and run steps: the ones with expectations, in order."""
+        return tuple(step for step in self.steps if isinstance(step, (ProbeStep, RunStep)))
 
-def is_time_field(step: ProbeStep, call: str, field_name: str) -> bool:
+    @property
+    def userlands(self) -> tuple[str, ...]:
+        """Every userland its run steps name, once each, in order."""
+        return tuple(dict.fromkeys(u for s in self.steps if isinstance(s, RunStep) for u in s.userlands))
+
+
+def is_time_field(step: JudgedStep, call: str, field_name: str) -> bool:
     """Whether the catalogue declares this field of the step's probe a time."""
     return step.info is not None and step.info.is_time(call, field_name)

@@ -25,17 +25,18 @@ from collections.abc import Mapping
 from pathlib import Path, PurePath
 from types import MappingProxyType
 
-from sandbox.base.errors import InputError
-from sandbox.base.fields import Where, check_keys, is_number, names, require, string, strings, type_name
+from sandbox.base.fields import Where, check_keys, names, require, string, strings, type_name
 from sandbox.base.paths import REPO
 from sandbox.base.timefmt import format_time
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
 from sandbox.scenario.catalogue import Catalogue
 from sandbox.scenario.disks import Disk, parse_disks
+from sandbox.scenario import guards
 from sandbox.scenario.family import expand
 from sandbox.scenario.matchers import Number
-from sandbox.scenario.model import DEFAULT_TIMEOUT, Scenario
+from sandbox.scenario.model import DEFAULT_TIMEOUT, Scenario, WaitStep
 from sandbox.scenario.steps import RTC_MAX, RTC_MIN, StepContext, parse_steps, parse_time_value
+from sandbox.scenario.userlands import NO_USERLANDS, Userlands
 
 _RTC_LIMIT_WHY = (
     "QEMU's -rtc base sets the emulated CMOS/RTC clock, which only holds "
@@ -76,7 +77,7 @@ def _kernel_args(raw: object, where: Where) -> tuple[str, ...]:
     for index, arg in enumerate(args):
         if not _KERNEL_ARG_RE.fullmatch(arg):
             where.item(index).fail(f"{arg!r} is not one kernel parameter (name or name=value, no spaces)")
-    return args
+    return guards.kernel_args(args, where)
 
 
 def _rtc(raw: object, where: Where) -> int:
@@ -90,9 +91,7 @@ def _rtc(raw: object, where: Where) -> int:
 
 
 def _timeout(raw: object, where: Where) -> Number:
-    if not is_number(raw) or raw <= 0:  # type: ignore[operator]
-        where.fail(f"expected a positive number of seconds, got {raw!r}")
-    return raw  # type: ignore[return-value]
+    return guards.timeout(raw, where)
 
 
 def _machines(raw: object, where: Where, machines: Mapping[str, tuple[str, ...]]) -> Mapping[str, tuple[str, ...]]:
@@ -111,19 +110,23 @@ def scenario_name(file: str) -> str:
 
 def _document(text: str, where: Where) -> dict[str, object]:
     try:
-        return tomllib.loads(text)
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         where.at("toml").fail(str(err))
+    except RecursionError:
+        where.at("toml").fail(f"nested too deep (more than {guards.MAX_DEPTH} tables or lists)")
+    return guards.document(document, where)
 
 
 def _scenario(document: dict[str, object], file: str, variant: str, catalogue: Catalogue,
-              machines: Mapping[str, tuple[str, ...]]) -> Scenario:
+              machines: Mapping[str, tuple[str, ...]], userlands: Userlands | None) -> Scenario:
     where = Where(file)
     check_keys(document, TOP_KEYS, where)
-    title = string(require(document, "title", where), where.at("title"))
+    title = guards.line(string(require(document, "title", where), where.at("title")), where.at("title"))
     description = document.get("description", "")
     if not isinstance(description, str):
         where.at("description").fail(f"expected a string, got {type_name(description)}")
+    guards.text(description, where.at("description"))
     rtc = _rtc(require(document, "rtc", where), where.at("rtc"))
     chosen = _machines(document.get("machines", list(machines)), where.at("machines"), machines)
     timeout = _timeout(document.get("timeout", DEFAULT_TIMEOUT), where.at("timeout"))
@@ -131,8 +134,9 @@ def _scenario(document: dict[str, object], file: str, variant: str, catalogue: C
     kernel = _kernel(document.get("kernel", DEFAULT_VARIANT), where.at("kernel"))
     _check_disks_fit_kernel(disks, kernel, where)
     kernel_args = _kernel_args(document.get("kernel-args", []), where.at("kernel-args"))
-    context = StepContext(catalogue, chosen)
+    context = StepContext(catalogue, chosen, userlands or NO_USERLANDS)
     steps = parse_steps(require(document, "step", where), where.at("step"), context)
+    guards.waits(((s.index, s.seconds) for s in steps if isinstance(s, WaitStep)), timeout, where.at("step"))
     name = scenario_name(file)
     return Scenario(
         file=file,
@@ -155,12 +159,13 @@ def parse_scenarios(
     file: str,
     catalogue: Catalogue,
     machines: Mapping[str, tuple[str, ...]],
+    userlands: Userlands | None = None,
 ) -> tuple[Scenario, ...]:
     """The scenarios a file's text describes: one, or one per [[variant]]
     (sandbox/scenario/family.py); InputError names file and key of any problem."""
     where = Where(file)
     document = _document(text, where)
-    return tuple(_scenario(member.document, file, member.variant, catalogue, machines)
+    return tuple(_scenario(member.document, file, member.variant, catalogue, machines, userlands)
                  for member in expand(document, where))
 
 
@@ -169,9 +174,10 @@ def parse_scenario(
     file: str,
     catalogue: Catalogue,
     machines: Mapping[str, tuple[str, ...]],
+    userlands: Userlands | None = None,
 ) -> Scenario:
     """The one Scenario of a file without variants."""
-    scenarios = parse_scenarios(text, file, catalogue, machines)
+    scenarios = parse_scenarios(text, file, catalogue, machines, userlands)
     if len(scenarios) != 1:
         Where(file).at("variant").fail(f"{len(scenarios)} variants: this file is a family of scenarios")
     return scenarios[0]
@@ -181,7 +187,7 @@ def display_path(path: Path) -> str:
     """A path as errors show it: relative to the repository when inside it."""
     try:
         return str(path.resolve().relative_to(REPO))
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):  # outside the repository, or a symlink loop
         return str(path)
 
 
@@ -189,26 +195,23 @@ def load_scenarios(
     path: Path | str,
     catalogue: Catalogue,
     machines: Mapping[str, tuple[str, ...]],
+    userlands: Userlands | None = None,
 ) -> tuple[Scenario, ...]:
     """The scenarios of a file (one, or one per [[variant]])."""
     path = Path(path)
     file = display_path(path)
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as err:
-        raise InputError(file, "file", f"cannot read: {err.strerror or err}") from None
-    except UnicodeDecodeError as err:
-        raise InputError(file, "toml", f"not UTF-8 text: {err}") from None
-    return parse_scenarios(text, file, catalogue, machines)
+    text = guards.read_text(path, file)  # a regular file, bounded, UTF-8
+    return parse_scenarios(text, file, catalogue, machines, userlands)
 
 
 def load_scenario(
     path: Path | str,
     catalogue: Catalogue,
     machines: Mapping[str, tuple[str, ...]],
+    userlands: Userlands | None = None,
 ) -> Scenario:
     """The one scenario of a file without variants."""
-    scenarios = load_scenarios(path, catalogue, machines)
+    scenarios = load_scenarios(path, catalogue, machines, userlands)
     if len(scenarios) != 1:
         Where(display_path(Path(path))).at("variant").fail(
             f"{len(scenarios)} variants: this file is a family of scenarios")

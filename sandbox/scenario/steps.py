@@ -34,9 +34,12 @@ from sandbox.base.fields import Where, check_keys, is_number, names, require, st
 from sandbox.base.fields import table as as_table
 from sandbox.base.timefmt import format_time, parse_time, seconds_from_datetime
 from sandbox.scenario.catalogue import CallInfo, Catalogue, ProbeInfo
+from sandbox.scenario.guards import clock_time, finite
 from sandbox.scenario.matchers import MATCHERS, Matcher, MatcherError, bare_matcher, errno_matcher
-from sandbox.scenario.model import (ERRNO_FIELD, HWCLOCK, SET_CLOCK_VIA, Expectation, HwclockStep, ProbeStep,
-                                    SetClockStep, Step, SysctlStep, WaitStep)
+from sandbox.base.machines import MACHINES
+from sandbox.scenario.model import (ERRNO_FIELD, HWCLOCK, RUN_PROBE, SET_CLOCK_VIA, Expectation, HwclockStep,
+                                    ProbeStep, RunStep, SetClockStep, Step, SysctlStep, WaitStep)
+from sandbox.scenario.userlands import NO_USERLANDS, Userlands
 
 EXPECT_ON = "expect-on"  # a probe step's per-machine expectations
 RTC_MIN = parse_time("1970-01-01T00:00:00Z")
@@ -48,6 +51,7 @@ _PHASE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 class StepContext:
     catalogue: Catalogue
     machines: Mapping[str, tuple[str, ...]]  # the scenario's machines and their flavours
+    userlands: Userlands = NO_USERLANDS
 
 
 def parse_time_value(raw: object, where: Where) -> int:
@@ -161,9 +165,78 @@ def _probe_step(table: Mapping[str, object], index: int, where: Where, context: 
     expectations = _expectations(table.get("expect", {}), probe, flavours, where.at("expect"))
     on_machines = _machine_expectations(table.get(EXPECT_ON, {}), probe, flavours,
                                         where.at(EXPECT_ON), context)
-    reset = parse_time_value(table["reset-clock"], where.at("reset-clock")) if "reset-clock" in table else None
+    reset = (clock_time(parse_time_value(table["reset-clock"], where.at("reset-clock")), where.at("reset-clock"))
+             if "reset-clock" in table else None)
     return ProbeStep(index, phase, name, flavours, args, expectations, on_machines, reset_clock=reset,
                      info=probe)
+
+
+RUN_FIELDS = {"exit": "number", "status": "text", "stdout": "text", "stderr": "text"}
+"""What a run step observes of a program; "time" too with a time-pattern."""
+RUN_TIMEOUT_MAX = 600
+
+
+def _run_info(program: str, userlands: tuple[str, ...], timed: bool) -> ProbeInfo:
+    fields = {**RUN_FIELDS, **({"time": "time"} if timed else {})}
+    return ProbeInfo(RUN_PROBE, userlands, MappingProxyType({program: CallInfo(program, MappingProxyType(fields),
+                                                                                 userlands)}))
+
+
+def _userlands(raw: object, where: Where, context: StepContext) -> tuple[str, ...]:
+    chosen = names(raw, where, tuple(context.userlands.by_name), "userland")
+    for index, name in enumerate(chosen):
+        arch = context.userlands.by_name[name].arch
+        lacking = [m for m in context.machines if arch not in MACHINES[m].debian_archs]
+        if lacking:
+            where.item(index).fail(f"userland '{name}' is {arch}; machine {', '.join(map(repr, lacking))} "
+                                   f"cannot run it (list only machines that can in `machines`)")
+    return chosen
+
+
+def _time_pattern(raw: object, where: Where) -> str:
+    pattern = string(raw, where)
+    try:
+        compiled = re.compile(pattern, re.M)
+    except re.error as err:
+        where.fail(f"not a regular expression: {err}")
+    if compiled.groups < 1:
+        where.fail("needs a group for the seconds, e.g. '^(-?\\d+)$' or '(?P<time>-?\\d+)'")
+    return pattern
+
+
+def _run_expectations(raw: object, info: ProbeInfo, where: Where) -> tuple[Expectation, ...]:
+    """[step.expect.<userland>]: the fields of the program's observation."""
+    (call,) = info.call_info.values()
+    expectations: list[Expectation] = []
+    for userland, fields in as_table(raw, where).items():
+        if userland not in info.flavours:
+            where.at(userland).fail(f"userland '{userland}' is not among this step's userlands "
+                                    f"({', '.join(info.flavours)})")
+        expectations += _call_expectations(userland, call, fields, where.at(userland))
+    return tuple(expectations)
+
+
+def _run_step(table: Mapping[str, object], index: int, where: Where, context: StepContext) -> RunStep:
+    argv = strings(table["run"], where.at("run"))
+    if not argv or not argv[0].strip():
+        where.at("run").fail("expected the program and its arguments, e.g. [\"date\", \"+%s\"]")
+    phase = _phase(require(table, "phase", where), where.at("phase"))
+    userlands = _userlands(require(table, "userlands", where), where.at("userlands"), context)
+    stdin = string(table["stdin"], where.at("stdin")) if "stdin" in table else None
+    timeout = table.get("timeout", 10)
+    if not is_number(timeout) or not 0 < timeout <= RUN_TIMEOUT_MAX:  # type: ignore[operator]
+        where.at("timeout").fail(f"expected a number of seconds in (0, {RUN_TIMEOUT_MAX}], got {timeout!r}")
+    pattern = _time_pattern(table["time-pattern"], where.at("time-pattern")) if "time-pattern" in table else None
+    info = _run_info(argv[0].rsplit("/", 1)[-1], userlands, pattern is not None)
+    expectations = _run_expectations(table.get("expect", {}), info, where.at("expect"))
+    on_machines: dict[str, tuple[Expectation, ...]] = {}
+    for machine, raw in as_table(table.get(EXPECT_ON, {}), where.at(EXPECT_ON)).items():
+        if machine not in context.machines:
+            where.at(EXPECT_ON).at(machine).fail(
+                f"machine '{machine}' is not among the scenario's machines ({', '.join(context.machines)})")
+        on_machines[machine] = _run_expectations(raw, info, where.at(EXPECT_ON).at(machine))
+    return RunStep(index, phase, argv, userlands, expectations, MappingProxyType(on_machines),
+                   stdin=stdin, timeout=timeout, time_pattern=pattern, info=info)  # type: ignore[arg-type]
 
 
 def _machine_expectations(
@@ -192,7 +265,7 @@ def _machine_expectations(
 def _set_clock_step(
     table: Mapping[str, object], index: int, where: Where, context: StepContext
 ) -> SetClockStep:
-    seconds = parse_time_value(table["set-clock"], where.at("set-clock"))
+    seconds = clock_time(parse_time_value(table["set-clock"], where.at("set-clock")), where.at("set-clock"))
     via = table.get("via", SET_CLOCK_VIA[0])
     if via not in SET_CLOCK_VIA:
         where.at("via").fail(f"unknown way to set the clock {via!r} (known: {', '.join(SET_CLOCK_VIA)})")
@@ -235,7 +308,7 @@ def _sysctl_step(table: Mapping[str, object], index: int, where: Where, context:
     if not _SYSCTL_NAME_RE.fullmatch(name):
         where.at("sysctl").fail(f"'{name}' is not a sysctl name such as \"kernel.time32_syscalls\"")
     raw = require(table, "value", where)
-    value = str(raw) if is_number(raw) else string(raw, where.at("value"))
+    value = str(raw) if finite(raw) else string(raw, where.at("value"))
     if not _SYSCTL_VALUE_RE.fullmatch(value):
         where.at("value").fail(f"{value!r}: one word of letters, digits and '_.:+-'")
     return SysctlStep(index, name, value)
@@ -252,6 +325,8 @@ ACTIONS: Mapping[str, ActionKind] = MappingProxyType(
         "probe": ActionKind(frozenset({"probe", "phase", "flavours", "args", "expect", EXPECT_ON,
                                        "reset-clock"}),
                             _probe_step),
+        "run": ActionKind(frozenset({"run", "phase", "userlands", "stdin", "timeout", "time-pattern",
+                                     "expect", EXPECT_ON}), _run_step),
         "set-clock": ActionKind(frozenset({"set-clock", "via"}), _set_clock_step),
         "hwclock": ActionKind(frozenset({"hwclock"}), _hwclock_step),
         "wait": ActionKind(frozenset({"wait"}), _wait_step),
@@ -276,7 +351,7 @@ def _step(raw: object, index: int, where: Where, context: StepContext) -> Step:
 def _unique_phases(steps: tuple[Step, ...], where: Where) -> None:
     seen: dict[str, int] = {}
     for step in steps:
-        if isinstance(step, ProbeStep):
+        if isinstance(step, (ProbeStep, RunStep)):
             if step.phase in seen:
                 where.item(step.index).at("phase").fail(
                     f"phase '{step.phase}' already names step[{seen[step.phase]}]"

@@ -9,6 +9,7 @@ from sandbox.scenario.catalogue import Catalogue, load_catalogue
 from sandbox.scenario.model import Scenario
 from sandbox.base.fields import Where
 from sandbox.scenario.parser import display_path, load_scenario, load_scenarios
+from sandbox.scenario.userlands import load_userlands
 from sandbox.base.variants import VARIANTS
 
 
@@ -26,7 +27,7 @@ def scenario_files(root: Path = SCENARIOS) -> list[Path]:
 
 def load(path: Path, probes: Catalogue | None = None) -> Scenario:
     """The one scenario of a file without [[variant]]."""
-    return load_scenario(path, probes or catalogue(), machine_flavours())
+    return load_scenario(path, probes or catalogue(), machine_flavours(), load_userlands())
 
 
 def _variant_of(path: Path) -> tuple[Path, str | None]:
@@ -43,10 +44,11 @@ def load_all(paths: list[Path], probes: Catalogue | None = None) -> list[Scenari
     ('family.toml[row]' picks one row); the first bad file stops it, before
     anything boots."""
     probes = probes or catalogue()
+    userlands = load_userlands()
     scenarios: list[Scenario] = []
     for path in paths:
         file, variant = _variant_of(path)
-        found = load_scenarios(file, probes, machine_flavours())
+        found = load_scenarios(file, probes, machine_flavours(), userlands)
         chosen = [s for s in found if variant is None or s.variant == variant]
         if not chosen:
             known = ", ".join(s.variant for s in found if s.variant) or "none: not a family"

@@ -1,0 +1,268 @@
+"""A Debian userland for the guest, built without root and without touching
+the host's apt configuration or package database.
+
+    build_userland(userland) -> UserlandArtifact(root, cpio, packages, ...)
+
+1. A private apt state per suite and architecture under the cache
+   (cache/apt/<suite>-<arch>/: its own sources, lists, archives and an empty
+   dpkg status), refreshed once a day.
+2. `apt-get install --download-only` of the userland's packages into it:
+   with an empty status, apt fetches the whole dependency closure.
+3. The exact versions of what was fetched (name, version, architecture,
+   read from each .deb) make the cache key; each .deb is unpacked with
+   `dpkg-deb -x`, documentation and translations dropped, the merged-/usr
+   links (bin -> usr/bin ...) made where the packages do not ship them.
+4. The tree becomes a newc cpio under /userlands/<name>/, appended to the
+   machine's initramfs for a boot that needs it (the kernel unpacks
+   concatenated archives one after the other).
+
+Every file gets mtime 0 in the archive: the userland's own file times are
+never what a scenario measures (file-time steps write to /tmp or a disk).
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.base.errors import SandboxError
+from sandbox.base.paths import cache_dir
+from sandbox.base.progress import say, step
+from sandbox.build import cpio
+from sandbox.build.cpio import Entry
+from sandbox.scenario.userlands import Userland, Userlands
+
+LISTS_MAX_AGE = 24 * 3600  # seconds before the private apt lists are refreshed
+MERGED_USR = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+RECIPE = "1"  # bump when the way a userland is made changes
+
+
+@dataclass(frozen=True)
+class Package:
+    name: str
+    version: str
+    arch: str
+
+    def __str__(self) -> str:
+        return f"{self.name}:{self.arch}={self.version}"
+
+
+@dataclass(frozen=True)
+class UserlandArtifact:
+    userland: Userland
+    key: str
+    root: Path  # the unpacked tree on the host
+    cpio: Path  # the tree under /userlands/<name>/, as a newc archive
+    packages: tuple[Package, ...]
+
+    def record(self) -> dict[str, object]:
+        """What run.json keeps, so that a result can be reproduced."""
+        u = self.userland
+        return {"name": u.name, "suite": u.suite, "arch": u.arch, "key": self.key,
+                "packages": [str(p) for p in self.packages]}
+
+
+# -- the private apt state ------------------------------------------------------
+def _apt_dir(userland: Userland) -> Path:
+    return cache_dir() / "apt" / f"{userland.suite}-{userland.arch}"
+
+
+def _apt_options(state: Path) -> list[str]:
+    return [
+        "-o", "Dir::Etc::SourceList=/dev/null",
+        "-o", f"Dir::Etc::SourceParts={state / 'sources'}",
+        "-o", "Dir::Etc::Preferences=/dev/null",
+        "-o", "Dir::Etc::PreferencesParts=/dev/null",
+        "-o", f"Dir::State::Lists={state / 'lists'}",
+        "-o", f"Dir::State::status={state / 'status'}",
+        "-o", f"Dir::Cache={state / 'cache'}",
+        "-o", "Debug::NoLocking=1",
+        "-o", "APT::Sandbox::User=root",
+        "-o", "Acquire::Retries=3",
+    ]
+
+
+def _arch_options(userland: Userland) -> list[str]:
+    return ["-o", f"APT::Architecture={userland.arch}", "-o", f"APT::Architectures::={userland.arch}"]
+
+
+def _apt(argv: list[str], what: str) -> str:
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False,
+                              env={**os.environ, "LC_ALL": "C", "DEBIAN_FRONTEND": "noninteractive"})
+    except FileNotFoundError:
+        raise SandboxError(f"{what}: {argv[0]} not found (Debian package apt)") from None
+    if proc.returncode != 0:
+        lines = [ln for ln in proc.stderr.splitlines() if ln.startswith(("E:", "W:"))] or proc.stderr.splitlines()
+        raise SandboxError(f"{what}: {' '.join(lines[-3:]) or f'exit {proc.returncode}'}")
+    return proc.stdout
+
+
+def _prepare_state(userland: Userland, userlands: Userlands) -> Path:
+    state = _apt_dir(userland)
+    for sub in ("sources", "lists/partial", "cache/archives/partial"):
+        (state / sub).mkdir(parents=True, exist_ok=True)
+    (state / "status").touch()
+    (state / "sources" / "debian.sources").write_text(
+        f"Types: deb\nURIs: {userlands.mirror}\nSuites: {userland.suite}\nComponents: main\n"
+        f"Signed-By: {userlands.keyring}\n")
+    stamp = state / "lists" / ".updated"
+    if not stamp.exists() or time.time() - stamp.stat().st_mtime > LISTS_MAX_AGE:
+        with step(f"apt-get update for {userland.suite}/{userland.arch} (private state in {state})"):
+            _apt(["apt-get", *_apt_options(state), *_arch_options(userland), "update", "-q"],
+                 f"userland {userland.name}: apt-get update")
+        stamp.touch()
+    return state
+
+
+def _download(userland: Userland, state: Path) -> list[Path]:
+    """The .debs of the packages and everything they depend on."""
+    archives = state / "cache" / "archives"
+    _apt(["apt-get", *_apt_options(state), *_arch_options(userland), "install", "--download-only",
+          "-y", "-q", "--no-install-recommends", *userland.packages],
+         f"userland {userland.name}: apt-get install --download-only")
+    wanted = _apt(["apt-get", *_apt_options(state), *_arch_options(userland), "install", "-s", "-q",
+                   "--no-install-recommends", *userland.packages],
+                  f"userland {userland.name}: apt-get install -s")
+    # "Inst libc6 (2.36-9+deb12u13 Debian:12.12/stable [armhf])"
+    chosen = [line.split()[1:3] for line in wanted.splitlines() if line.startswith("Inst ")]
+    debs = []
+    for name, version in chosen:
+        version = version.strip("(")
+        matches = sorted(archives.glob(f"{name}_{version.replace(':', '%3a')}_*.deb"))
+        if not matches:
+            raise SandboxError(f"userland {userland.name}: {name} {version} was not downloaded")
+        debs.append(matches[0])
+    return debs
+
+
+def _package(deb: Path) -> Package:
+    fields = _apt(["dpkg-deb", "-f", str(deb), "Package", "Version", "Architecture"], f"dpkg-deb -f {deb.name}")
+    values = dict(line.split(": ", 1) for line in fields.splitlines() if ": " in line)
+    return Package(values["Package"], values["Version"], values["Architecture"])
+
+
+def userland_key(userland: Userland, packages: list[Package], drop: tuple[str, ...]) -> str:
+    text = json.dumps({"recipe": RECIPE, "name": userland.name,
+                       "packages": sorted(map(str, packages)), "drop": list(drop)})
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# -- the tree and its archive -------------------------------------------------------
+def _unpack(debs: list[Path], root: Path, drop: tuple[str, ...]) -> None:
+    for deb in debs:
+        _apt(["dpkg-deb", "-x", str(deb), str(root)], f"dpkg-deb -x {deb.name}")
+    for path in drop:
+        shutil.rmtree(root / path, ignore_errors=True)
+    for name in MERGED_USR:
+        if (root / "usr" / name).is_dir() and not (root / name).exists():
+            (root / name).symlink_to(f"usr/{name}")
+    for name in ("proc", "sys", "dev", "tmp"):
+        (root / name).mkdir(exist_ok=True)
+
+
+def tree_entries(root: Path, prefix: str) -> list[Entry]:
+    """Every file, link and folder under root, named under prefix, in a stable order."""
+    entries = [Entry.directory(prefix)]
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        base = Path(dirpath)
+        for name in sorted(dirnames) + sorted(filenames):
+            path = base / name
+            member = f"{prefix}/{path.relative_to(root).as_posix()}"
+            mode = path.lstat().st_mode & 0o7777
+            if path.is_symlink():
+                entries.append(Entry.symlink(member, os.readlink(path)))
+            elif path.is_dir():
+                entries.append(Entry.directory(member, mode))
+            elif path.is_file():
+                entries.append(Entry.file(member, path.read_bytes(), mode))
+    return cpio.with_parents(entries)
+
+
+def _store(userland: Userland, debs: list[Path], packages: list[Package], drop: tuple[str, ...],
+           folder: Path) -> None:
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-"))
+    try:
+        root = tmp / "root"
+        _unpack(debs, root, drop)
+        with (tmp / "userland.cpio").open("wb") as out:
+            cpio.write_newc(tree_entries(root, userland.guest_root.lstrip("/")), out)
+        (tmp / "packages.txt").write_text("".join(f"{p}\n" for p in packages))
+        os.rename(tmp, folder)  # whole or not at all
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def build_userland(userland: Userland, userlands: Userlands) -> UserlandArtifact:
+    """The userland from the cache, or downloaded and unpacked first."""
+    state = _prepare_state(userland, userlands)
+    debs = _download(userland, state)
+    packages = [_package(deb) for deb in debs]
+    key = userland_key(userland, packages, userlands.drop)
+    root = cache_dir() / "userlands"
+    root.mkdir(parents=True, exist_ok=True)
+    folder = root / f"{userland.name}-{key}"
+    with (root / f"{folder.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not folder.is_dir():
+            with step(f"unpacking userland {userland.name} ({len(debs)} packages) into {folder}"):
+                _store(userland, debs, packages, userlands.drop, folder)
+    size = (folder / "userland.cpio").stat().st_size
+    say(f"userland {userland.name}: {len(packages)} packages, {size // 2**20} MiB")
+    return UserlandArtifact(userland, key, folder / "root", folder / "userland.cpio", tuple(packages))
+
+
+def with_userlands(initramfs: Path, artifacts: tuple[UserlandArtifact, ...]) -> Path:
+    """The initramfs with the userlands' archives appended, cached by their keys."""
+    if not artifacts:
+        return initramfs
+    key = hashlib.sha256("\0".join([str(initramfs), *(a.key for a in artifacts)]).encode()).hexdigest()[:16]
+    target = cache_dir() / "initrd-with-userlands" / f"{key}.cpio"
+    if not target.is_file():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(f".{os.getpid()}.tmp")
+        with tmp.open("wb") as out:
+            for part in (initramfs, *(a.cpio for a in artifacts)):
+                with part.open("rb") as source:
+                    shutil.copyfileobj(source, out)
+        os.replace(tmp, target)
+    return target
+
+
+def has_program(artifact: UserlandArtifact, program: str, path: str = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin") -> bool:
+    """Whether `program` (a name looked up in PATH, or an absolute path) is an
+    executable file in the userland, following its links inside its root."""
+    candidates = [program] if program.startswith("/") else [f"{d}/{program}" for d in path.split(":")]
+    return any(_resolve(artifact.root, c) is not None for c in candidates)
+
+
+def _resolve(root: Path, guest_path: str, depth: int = 0) -> Path | None:
+    """The host file behind a guest path inside root; links are followed as
+    the guest would (absolute ones from root), at most 20 deep."""
+    if depth > 20:
+        return None
+    current = root
+    for part in Path(guest_path).relative_to("/").parts:
+        candidate = current / part
+        if candidate.is_symlink():
+            target = os.readlink(candidate)
+            base = "/" + str(current.relative_to(root)) if current != root else "/"
+            resolved = _resolve(root, target if target.startswith("/") else os.path.normpath(f"{base}/{target}"),
+                                depth + 1)
+            if resolved is None:
+                return None
+            current = resolved
+        elif candidate.exists():
+            current = candidate
+        else:
+            return None
+    return current if current.is_file() and os.access(current, os.X_OK) else None
