@@ -117,8 +117,12 @@ def _expand_step(step: object, groups: dict[str, tuple[str, ...]]) -> object:
         return step
     step = dict(step)
     if isinstance(step.get("flavours"), list):
-        listed = [f for item in step["flavours"] for f in groups.get(item, (item,)) if isinstance(f, str)]
-        step["flavours"] = list(dict.fromkeys(listed))
+        listed: list[object] = []  # a non-string item is kept, for the parser to name
+        for item in step["flavours"]:
+            for flavour in groups.get(item, (item,)) if isinstance(item, str) else (item,):
+                if flavour not in listed:
+                    listed.append(flavour)
+        step["flavours"] = listed
     if "expect" in step:
         step["expect"] = _expand_expect(step["expect"], groups)
     if isinstance(step.get("expect-on"), dict):
