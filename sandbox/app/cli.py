@@ -1,12 +1,16 @@
 """Command line: the verbs the justfile calls. Exit codes, as LAVA separates them:
 0 passed, 1 expectations failed, 2 bad input or a build problem, 3 the guest
-panicked, hung or lost its agent (infrastructure, not the scenario), 4 a step
-that must succeed (a clock move, a sysctl, a mount) failed in a healthy guest."""
+panicked, oopsed, hung or lost its agent, or the harness itself failed
+(infrastructure, not the scenario), 4 a step that must succeed (a clock move,
+a sysctl, a mount) failed in a healthy guest; 128 + n a signal n stopped it
+(130 SIGINT, 143 SIGTERM, 129 SIGHUP), the run recorded as interrupted."""
 from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
+import traceback
 import time
 from pathlib import Path
 
@@ -19,7 +23,7 @@ from sandbox.scenario import suite
 from sandbox.app.jobs import run_and_judge
 from sandbox.report.text import JudgedRun
 from sandbox.run.record import STEP_FAILED
-from sandbox.base.errors import SandboxError
+from sandbox.base.errors import Interrupted, SandboxError, printable
 from sandbox.build.initramfs import build_initramfs
 from sandbox.build.kernel import KernelRequest, build_kernel
 from sandbox.base.machines import MACHINES, machine
@@ -199,13 +203,40 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Each ends a run at once: QEMU stopped, the run recorded as interrupted,
+exit code 128 + the signal's number (130, 143, 129)."""
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    """The first signal unwinds the main thread (every `with` block stops its
+    QEMU, the runner records the run as interrupted); later ones are ignored
+    while that clean-up, a few seconds at most, runs."""
+    for other in STOP_SIGNALS:
+        signal.signal(other, lambda *_: None)
+    raise Interrupted(signum)
+
+
+def install_signal_handlers() -> None:
+    for signum in STOP_SIGNALS:
+        if signal.getsignal(signum) is not signal.SIG_IGN:  # nohup's SIGHUP stays ignored
+            signal.signal(signum, _on_signal)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    install_signal_handlers()
     try:
         return int(args.func(args))
     except SandboxError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {printable(str(err))}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:
+        signum = getattr(err, "signum", signal.SIGINT)
+        print(f"interrupted by {signal.Signals(signum).name}: QEMU stopped, the run recorded "
+              "as interrupted in its results folder", file=sys.stderr)
+        return 128 + signum
+    except Exception:  # noqa: BLE001 - a bug of ours is an infrastructure failure, never "failed" (1)
+        traceback.print_exc()
+        print(f"error: internal error (exit {EXIT_INFRA}: infrastructure, not the scenario)", file=sys.stderr)
+        return EXIT_INFRA

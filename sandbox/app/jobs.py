@@ -48,8 +48,10 @@ def boot_of(target: Target, scenario: Scenario) -> Boot:
 
 
 def run_and_judge(target: Target, scenario: Scenario, evidence: Path, start: StartGuest = Guest) -> JudgedRun:
-    record = run_scenario(scenario, boot_of(target, scenario), evidence, start)
-    result = evaluate(scenario, target.machine.name, record.observations) if record.completed else None
+    record = run_scenario(scenario, boot_of(target, scenario), evidence, start,
+                          on_abort=lambda aborted: write_judgement(JudgedRun(aborted, None)))
+    result = (evaluate(scenario, target.machine.name, record.observations, record.findings)
+              if record.completed else None)
     judged = JudgedRun(record, result)
     write_judgement(judged)
     return judged

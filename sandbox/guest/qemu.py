@@ -4,25 +4,38 @@ The kernel console goes to a file; the guest agent speaks on its own serial
 port, wired to QEMU's stdin/stdout. Every wait takes a Deadline. QEMU never
 outlives the `with` block: not after a timeout, an exception or Ctrl-C, and
 not after the host process is killed (PR_SET_PDEATHSIG).
+
+The console file is watched while the guest runs (ConsoleWatcher): a kernel
+panic or oops (sandbox/guest/klog.py FATAL) ends every wait at once with
+GuestDied instead of waiting out the deadline. QEMU runs confined by its
+seccomp filter (-sandbox, SANDBOX), and the evidence keeps its command line
+as a list (qemu-command.json) and as shell words (qemu-command.txt).
 """
 from __future__ import annotations
 
 import ctypes
+import json
 import queue
+import shlex
 import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from sandbox.guest import protocol
+from sandbox.guest import klog, protocol
 from sandbox.guest.deadline import Deadline
 from sandbox.build.disk_images import AttachedDisk
 from sandbox.base.machines import Machine
 
 _PR_SET_PDEATHSIG = 1
+SANDBOX = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
+"""QEMU's seccomp filter: no obsolete system calls, no setuid, no fork/exec,
+no scheduler or CPU-affinity changes. qemu-system-x86_64, -i386 and -arm
+(Debian's 7.2) boot the sandbox guests under it."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +56,7 @@ def qemu_argv(req: BootRequest) -> list[str]:
     cmdline = " ".join((f"console={m.console_tty}", "panic=-1",
                         f"y2038.agent={m.agent_tty}", *req.append))
     return [
-        m.qemu, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
+        m.qemu, "-sandbox", SANDBOX, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
         *m.qemu_machine, *(("-m", str(req.memory_mib)) if req.memory_mib else ()), "-accel", req.accel, "-nic", "none",
         "-kernel", str(req.kernel), "-initrd", str(req.initramfs), "-append", cmdline,
         "-rtc", f"base={req.rtc.rstrip('Z')}",
@@ -70,12 +83,61 @@ def disk_args(machine: Machine, disks: tuple[AttachedDisk, ...]) -> list[str]:
     return args
 
 
+_FATAL = object()
+"""Put in the agent's line queue by the console watcher: a panic or oops."""
+
+
 class GuestDied(Exception):
     """QEMU exited (a panic with -no-reboot, or a crash) while we waited."""
 
 
 class GuestHung(Exception):
     """The deadline passed with no answer from the agent."""
+
+
+class ConsoleWatcher:
+    """Tails the console file in a thread; calls on_fatal once, with the first
+    line of kernel output that reports a panic or an oops."""
+
+    def __init__(self, path: Path, on_fatal: Callable[[klog.Finding], None], poll: float = 0.05) -> None:
+        self.path = path
+        self.on_fatal = on_fatal
+        self.poll = poll
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="console-watcher", daemon=True)
+
+    def start(self) -> "ConsoleWatcher":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def _watch(self) -> None:
+        number, pending, stream = 0, b"", None
+        try:
+            while not self._stop.is_set():
+                if stream is None:
+                    try:
+                        stream = self.path.open("rb")
+                    except OSError:  # QEMU has not made it yet
+                        self._stop.wait(self.poll)
+                        continue
+                chunk = stream.read(65536)
+                if not chunk:
+                    self._stop.wait(self.poll)
+                    continue
+                *lines, pending = (pending + chunk).split(b"\n")
+                for raw in lines:
+                    number += 1
+                    line = raw.decode("utf-8", "replace")
+                    kind = klog.classify_line(line)
+                    if kind in klog.FATAL:
+                        self.on_fatal(klog.Finding(kind, number, line.rstrip()))
+                        return
+        finally:
+            if stream is not None:
+                stream.close()
 
 
 def _die_with_parent() -> None:
@@ -88,23 +150,36 @@ class Guest:
     request: BootRequest
     boot_seconds: float = 0.0
     _proc: subprocess.Popen[bytes] | None = None
-    _lines: "queue.Queue[str | None]" = field(default_factory=queue.Queue)
+    _lines: "queue.Queue[str | object | None]" = field(default_factory=queue.Queue)
     _parser: protocol.FrameParser = field(default_factory=protocol.FrameParser)
     _next_id: int = 1
     _started: float = 0.0
+    fatal: klog.Finding | None = None  # a panic or oops the console watcher saw
+    _watcher: ConsoleWatcher | None = None
 
     # -- lifecycle -----------------------------------------------------
     def __enter__(self) -> "Guest":
         self.request.evidence.mkdir(parents=True, exist_ok=True)
+        evidence = self.request.evidence
         argv = qemu_argv(self.request)
-        (self.request.evidence / "qemu-command.txt").write_text(" ".join(argv) + "\n")
+        (evidence / "qemu-command.txt").write_text(shlex.join(argv) + "\n")  # pastes back into a shell
+        (evidence / "qemu-command.json").write_text(json.dumps(argv, indent=1) + "\n")
+        (evidence / "console.log").unlink(missing_ok=True)  # the watcher reads only this boot's
         self._started = time.monotonic()
-        self._proc = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=(self.request.evidence / "qemu.log").open("wb"),
-            preexec_fn=_die_with_parent)
+        try:
+            with (evidence / "qemu.log").open("wb") as qemu_log:
+                self._proc = subprocess.Popen(
+                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=qemu_log,
+                    preexec_fn=_die_with_parent)
+        except OSError as err:
+            raise GuestDied(f"QEMU did not start: {err}") from None
         threading.Thread(target=self._read_agent, daemon=True).start()
+        self._watcher = ConsoleWatcher(evidence / "console.log", self._on_fatal).start()
         return self
+
+    def _on_fatal(self, finding: klog.Finding) -> None:
+        self.fatal = finding
+        self._lines.put(_FATAL)
 
     def __exit__(self, kind: type[BaseException] | None, err: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -112,6 +187,8 @@ class Guest:
 
     def stop(self, grace: float = 3.0) -> int | None:
         """Make sure QEMU is gone; returns its exit code."""
+        if self._watcher is not None:
+            self._watcher.stop()
         proc = self._proc
         if proc is None:
             return None
@@ -146,12 +223,23 @@ class Guest:
                 line = self._lines.get(timeout=max(deadline.remaining(), 0.001))
             except queue.Empty:
                 raise GuestHung(f"no answer from the guest agent within {deadline.seconds:.0f}s") from None
+            if line is _FATAL:
+                self._lines.put(_FATAL)  # every later wait fails at once too
+                raise GuestDied(f"the kernel console shows: {self.fatal}")
             if line is None:
                 self._lines.put(None)
-                raise GuestDied(f"QEMU exited (code {self._proc and self._proc.wait()})")
+                raise GuestDied(f"QEMU exited (code {self._proc and self._proc.wait()}){self._exit_reason()}")
             event = self._parser.feed(line)
             if event is not None and not isinstance(event, protocol.Noise):
                 return event
+
+    def _exit_reason(self) -> str:
+        """QEMU's last words (qemu.log), when it said any."""
+        try:
+            said = (self.request.evidence / "qemu.log").read_text("utf-8", "replace").strip().splitlines()
+        except OSError:
+            return ""
+        return f": {said[-1]}" if said else ""
 
     def wait_ready(self, deadline: Deadline) -> str:
         """Wait for the agent's READY line; returns the guest kernel release."""

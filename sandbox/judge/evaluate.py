@@ -4,6 +4,11 @@ One Verdict per expectation that applies to the machine: a flavour the
 machine does not run (native64 on a 32-bit machine) gives no verdict.
 Observations are matched on (machine, phase, probe, flavour, call); when a
 call was observed more than once, every observation must pass.
+
+The kernel log is judged too (KernelVerdict): a finding (a WARNING, a BUG, a
+hung task, an RCU stall, a KASAN or UBSAN report; sandbox/guest/klog.py)
+fails the run unless the scenario's `expect-kernel` names its kind, and a
+kind it names must be found.
 """
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from sandbox.base.timefmt import format_time
+from sandbox.guest.klog import Finding
 from sandbox.run.observations import Observation, Value
 from sandbox.scenario.model import ERRNO_FIELD, Expectation, JudgedStep, Scenario, is_time_field
 
@@ -33,14 +39,38 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class KernelVerdict:
+    """One kind of kernel finding: seen or not, expected or not."""
+
+    kind: str
+    expected: bool  # named in the scenario's expect-kernel
+    findings: tuple[Finding, ...]  # the lines of that kind, first first
+
+    @property
+    def passed(self) -> bool:
+        return self.expected == bool(self.findings)
+
+    def __str__(self) -> str:
+        if not self.findings:
+            return f"{self.kind}: expected by expect-kernel, none found"
+        more = f" (and {len(self.findings) - 1} more)" if len(self.findings) > 1 else ""
+        return f"{self.findings[0]}{more}" + ("" if self.expected else " (not in expect-kernel)")
+
+
+@dataclass(frozen=True)
 class ScenarioResult:
     scenario: str
     machine: str
     verdicts: tuple[Verdict, ...]
+    kernel: tuple[KernelVerdict, ...] = ()  # the kernel log's findings, one per kind
 
     @property
     def passed(self) -> bool:
-        return all(verdict.passed for verdict in self.verdicts)
+        return all(verdict.passed for verdict in (*self.verdicts, *self.kernel))
+
+    @property
+    def kernel_failures(self) -> tuple[KernelVerdict, ...]:
+        return tuple(verdict for verdict in self.kernel if not verdict.passed)
 
     @property
     def failures(self) -> tuple[Verdict, ...]:
@@ -119,9 +149,22 @@ def _index(machine: str, observations: Iterable[Observation]) -> dict[_Observati
     return index
 
 
-def evaluate(scenario: Scenario, machine: str, observations: Iterable[Observation]) -> ScenarioResult:
+def kernel_verdicts(expected: Iterable[str], findings: Iterable[Finding]) -> tuple[KernelVerdict, ...]:
+    """One verdict per kind found or expected: found kinds in order of first
+    appearance, then the expected kinds that were not found."""
+    expected = tuple(expected)
+    by_kind: dict[str, list[Finding]] = {}
+    for finding in findings:
+        by_kind.setdefault(finding.kind, []).append(finding)
+    kinds = [*by_kind, *(kind for kind in expected if kind not in by_kind)]
+    return tuple(KernelVerdict(kind, kind in expected, tuple(by_kind.get(kind, ()))) for kind in kinds)
+
+
+def evaluate(scenario: Scenario, machine: str, observations: Iterable[Observation],
+             findings: Iterable[Finding] = ()) -> ScenarioResult:
     """One verdict per expectation whose flavour runs on `machine`; a step's
-    [step.expect-on.<machine>] replaces its expectations for the calls it names."""
+    [step.expect-on.<machine>] replaces its expectations for the calls it names.
+    And the kernel log's findings, against the scenario's expect-kernel."""
     if machine not in scenario.machines:
         raise ValueError(
             f"scenario {scenario.name} does not run on {machine} (machines: {', '.join(scenario.machines)})"
@@ -134,4 +177,5 @@ def evaluate(scenario: Scenario, machine: str, observations: Iterable[Observatio
         for expectation in step.expectations_on(machine)
         if expectation.flavour in step.flavours_on(available)
     )
-    return ScenarioResult(scenario=scenario.name, machine=machine, verdicts=tuple(verdicts))
+    return ScenarioResult(scenario=scenario.name, machine=machine, verdicts=tuple(verdicts),
+                          kernel=kernel_verdicts(scenario.expect_kernel, findings))

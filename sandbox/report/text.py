@@ -109,7 +109,10 @@ def failure_report(record: RunRecord, result: ScenarioResult | None) -> str:
         lines += [f"  kernel: {f}" for f in record.findings]
     else:
         assert result is not None
-        lines = [head + f"{len(result.failures)} expectation(s) failed"]
+        kernel = result.kernel_failures
+        lines = [head + f"{len(result.failures)} expectation(s) failed"
+                 + (f", {len(kernel)} kernel log finding(s)" if kernel else "")]
+        lines += [f"  kernel log: {k}" for k in kernel]
         shells = {(c.command.step, c.command.flavour): c.command.shell for c in record.commands}
         for v in result.failures:
             lines.append(f"  step {v.step} [{v.phase}] {v.flavour} {v.call}.{v.field}: "

@@ -16,18 +16,23 @@ from sandbox.run.plan import GuestCommand
 
 COMPLETED = "completed"
 STEP_FAILED = "step-failed"
+INTERRUPTED = "interrupted"
+ERROR = "error"
 OUTCOMES: dict[str, str] = {
     COMPLETED: "every command ran; the observations are judged",
     STEP_FAILED: "a command that must succeed (a clock move, a sysctl, a mount) failed; "
                  "the guest is fine, the scenario cannot go on",
     "panic": "the kernel panicked",
+    "oops": "the kernel oopsed; the run was stopped at once (the console is watched)",
     "hang": "the guest agent did not answer before the deadline",
     "guest-exited": "QEMU exited while the runner waited",
     "agent-error": "the agent's framing or a probe's output was not understood",
+    ERROR: "the harness failed (a bug, or a host problem such as a full disk); traceback.txt says where",
+    INTERRUPTED: "a signal (SIGINT, SIGTERM, SIGHUP) stopped the run; QEMU was stopped with it",
 }
 """Every outcome a run can have, and what it means."""
-INFRASTRUCTURE = frozenset(OUTCOMES) - {COMPLETED, STEP_FAILED}
-"""The outcomes that are the machine's fault, not the scenario's."""
+INFRASTRUCTURE = frozenset(OUTCOMES) - {COMPLETED, STEP_FAILED, INTERRUPTED}
+"""The outcomes that are the machine's or the harness's fault, not the scenario's."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,8 @@ command, stop), started by a StartGuest function: QEMU in real runs
 """
 from __future__ import annotations
 
+import signal
+import traceback
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -21,7 +23,8 @@ from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung
 from sandbox.run.observations import Observation, ProbeOutputError, parse_probe_output, program_observation
 from sandbox.run.plan import PROGRAM, GuestCommand, mount_commands, plan, userland_commands
-from sandbox.run.record import COMPLETED, STEP_FAILED, CommandRecord, RunRecord, write_evidence
+from sandbox.run.record import (COMPLETED, ERROR, INTERRUPTED, STEP_FAILED, CommandRecord, RunRecord,
+                                write_evidence)
 from sandbox.scenario.model import Scenario
 
 BOOT_SECONDS = 60.0  # boot-to-agent-ready, within the scenario's deadline
@@ -66,11 +69,13 @@ GUEST_FAILURES = tuple(FAILURE_OUTCOMES)
 
 def classify(failure: BaseException | None, findings: tuple[klog.Finding, ...],
              step_error: str = "") -> tuple[str, str]:
-    """(outcome, detail) of a run: a panic on the console explains any failure."""
+    """(outcome, detail) of a run: a panic, else an oops, on the console
+    explains any failure."""
     if failure is None:
         return (STEP_FAILED, step_error) if step_error else (COMPLETED, "")
-    if klog.panicked(findings):
-        return "panic", next(str(f) for f in findings if f.kind in klog.FATAL)
+    fatal = klog.fatal(findings)
+    if fatal is not None:
+        return fatal.kind, str(fatal)
     outcome = next(o for kind, o in FAILURE_OUTCOMES.items() if isinstance(failure, kind))
     return outcome, str(failure)
 
@@ -120,42 +125,74 @@ def _drive(guest: GuestPort, commands: list[GuestCommand], scenario: Scenario, m
         record = CommandRecord(command, reply.exit_code, reply.text,
                                reply.stderr.decode("utf-8", "replace"))
         progress.records.append(record)
-        progress.observations += OUTPUTS[command.output](command, record, scenario, machine)
-        if command.must_succeed and reply.exit_code != 0:
+        if command.must_succeed and reply.exit_code != 0:  # its output is the error, not observations
             progress.step_error = _step_error(command, record)
             break
+        progress.observations += OUTPUTS[command.output](command, record, scenario, machine)
     progress.dmesg = guest.run("dmesg", deadline).text
 
 
+def _aborted(err: BaseException) -> tuple[str, str]:
+    """(outcome, detail) of a run that an exception of ours ended: a signal
+    (KeyboardInterrupt, sandbox.base.errors.Interrupted), or a bug."""
+    if isinstance(err, KeyboardInterrupt):
+        signum = getattr(err, "signum", signal.SIGINT)
+        return INTERRUPTED, f"interrupted by {signal.Signals(signum).name}"
+    return ERROR, f"{type(err).__name__}: {err}"
+
+
+def _read_console(path: Path) -> list[str]:
+    try:
+        return path.read_bytes().decode("utf-8", "replace").splitlines()
+    except OSError:  # QEMU stopped before it made the file
+        return []
+
+
 def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
-                 start: StartGuest = Guest) -> RunRecord:
-    """Boot, run every step, and always leave the evidence in `evidence`."""
+                 start: StartGuest = Guest, on_abort: Callable[[RunRecord], None] | None = None) -> RunRecord:
+    """Boot, run every step, and always leave the evidence in `evidence`.
+
+    A guest failure (hang, panic, oops, QEMU gone) is an outcome. Anything
+    else that ends the run (a signal, a bug of ours) is recorded too, as
+    `interrupted` or `error`, with what the run gathered; on_abort gets that
+    record (to write its report) before the exception goes on."""
     evidence.mkdir(parents=True, exist_ok=True)
-    disks = prepare_images(scenario.disks, evidence)  # mkfs on the host, cached
-    request = BootRequest(boot.machine, boot.kernel, boot.initramfs, format_time(scenario.rtc),
-                          boot.accel, evidence, append=scenario.kernel_args, disks=disks,
-                          memory_mib=boot.memory_mib)
-    commands = (mount_commands(scenario.disks) + userland_commands(scenario.userlands)
-                + plan(scenario.steps, scenario.machines[boot.machine.name], boot.machine.tools_flavour))
     progress = _Progress()
     failure: BaseException | None = None
-    with start(request) as guest:
-        try:
-            _drive(guest, commands, scenario.name, boot.machine.name,
-                   Deadline(float(scenario.timeout)), progress)
-        except GUEST_FAILURES as err:
-            failure = err
-        finally:
-            guest.stop()
-    console_path = evidence / "console.log"
-    console = console_path.read_text("utf-8", "replace").splitlines() if console_path.exists() else []
+    aborted: BaseException | None = None
+    try:
+        disks = prepare_images(scenario.disks, evidence)  # mkfs on the host, cached
+        request = BootRequest(boot.machine, boot.kernel, boot.initramfs, format_time(scenario.rtc),
+                              boot.accel, evidence, append=scenario.kernel_args, disks=disks,
+                              memory_mib=boot.memory_mib)
+        commands = (mount_commands(scenario.disks) + userland_commands(scenario.userlands)
+                    + plan(scenario.steps, scenario.machines[boot.machine.name], boot.machine.tools_flavour))
+        with start(request) as guest:
+            try:
+                _drive(guest, commands, scenario.name, boot.machine.name,
+                       Deadline(float(scenario.timeout)), progress)
+            except GUEST_FAILURES as err:
+                failure = err
+            finally:
+                guest.stop()
+    except GUEST_FAILURES as err:  # QEMU did not start
+        failure = err
+    except BaseException as err:  # noqa: BLE001 - recorded, then raised again below
+        aborted = err
+        (evidence / "traceback.txt").write_text("".join(traceback.format_exception(err)))
+    console = _read_console(evidence / "console.log")
     # dmesg from the agent; when the guest died first, the kernel lines of the console
     kernel_log = progress.dmesg if progress.dmesg is not None else "\n".join(klog.kernel_lines(console)) + "\n"
     (evidence / "kernel.log").write_text(kernel_log)
-    findings = tuple(klog.scan(console))
-    outcome, detail = classify(failure, findings, progress.step_error)
+    findings = tuple(klog.scan_logs(console, kernel_log.splitlines()))
+    outcome, detail = (_aborted(aborted) if aborted is not None
+                       else classify(failure, findings, progress.step_error))
     record = RunRecord(scenario.name, boot.machine.name, boot.accel, outcome, detail, progress.release,
                        progress.boot_seconds, tuple(progress.observations), tuple(progress.records),
                        findings, evidence, boot.userlands)
     write_evidence(record)
+    if aborted is not None:
+        if on_abort is not None:
+            on_abort(record)
+        raise aborted
     return record

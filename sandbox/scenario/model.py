@@ -19,6 +19,9 @@ ERRNO_FIELD = "errno"
 DEFAULT_TIMEOUT = 120
 SET_CLOCK_VIA: tuple[str, ...] = ("settimeofday", "clock_settime")
 HWCLOCK = "/usr/sbin/hwclock"  # util-linux's (busybox's has no --set), which the hwclock step runs
+KERNEL_FINDINGS: tuple[str, ...] = ("bug", "warning", "hung-task", "rcu-stall", "kasan", "ubsan")
+"""What the kernel log may report and `expect-kernel` may name (sandbox/guest/klog.py);
+a panic or an oops is not among them: either ends the run."""
 
 @dataclass(frozen=True)
 class Expectation:
@@ -167,6 +170,7 @@ class Scenario:
     disks: tuple[Disk, ...] = ()  # [[disk]]: attached and mounted before the steps run
     kernel: str = DEFAULT_VARIANT  # the kernel variant (sandbox/variants.py)
     kernel_args: tuple[str, ...] = ()  # added to the kernel command line
+    expect_kernel: tuple[str, ...] = ()  # kernel findings the run must show (KERNEL_FINDINGS)
     variant: str = ""  # the [[variant]] row of a family file; "" for a plain file
 
     @property

@@ -34,7 +34,7 @@ from sandbox.scenario.disks import Disk, parse_disks
 from sandbox.scenario import guards
 from sandbox.scenario.family import expand
 from sandbox.scenario.matchers import Number
-from sandbox.scenario.model import DEFAULT_TIMEOUT, Scenario, WaitStep
+from sandbox.scenario.model import DEFAULT_TIMEOUT, KERNEL_FINDINGS, Scenario, WaitStep
 from sandbox.scenario.steps import RTC_MAX, RTC_MIN, StepContext, parse_steps, parse_time_value
 from sandbox.scenario.userlands import NO_USERLANDS, Userlands
 
@@ -47,7 +47,7 @@ _RTC_LIMIT_WHY = (
 # The top level.
 
 TOP_KEYS = frozenset({"title", "description", "machines", "rtc", "timeout", "disk", "step",
-                      "kernel", "kernel-args"})
+                      "kernel", "kernel-args", "expect-kernel"})
 """The keys of one scenario; a family's [values], [flavour-groups] and
 [[variant]] are expanded before (sandbox/scenario/family.py)."""
 _KERNEL_ARG_RE = re.compile(r"[A-Za-z0-9_.-]+(=[^\s\"']*)?")
@@ -78,6 +78,11 @@ def _kernel_args(raw: object, where: Where) -> tuple[str, ...]:
         if not _KERNEL_ARG_RE.fullmatch(arg):
             where.item(index).fail(f"{arg!r} is not one kernel parameter (name or name=value, no spaces)")
     return guards.kernel_args(args, where)
+
+
+def _expect_kernel(raw: object, where: Where) -> tuple[str, ...]:
+    """expect-kernel = ["warning", ...]: findings the kernel log must show (and may)."""
+    return () if raw == [] else names(raw, where, KERNEL_FINDINGS, "kernel finding")
 
 
 def _rtc(raw: object, where: Where) -> int:
@@ -134,6 +139,7 @@ def _scenario(document: dict[str, object], file: str, variant: str, catalogue: C
     kernel = _kernel(document.get("kernel", DEFAULT_VARIANT), where.at("kernel"))
     _check_disks_fit_kernel(disks, kernel, where)
     kernel_args = _kernel_args(document.get("kernel-args", []), where.at("kernel-args"))
+    expect_kernel = _expect_kernel(document.get("expect-kernel", []), where.at("expect-kernel"))
     context = StepContext(catalogue, chosen, userlands or NO_USERLANDS)
     steps = parse_steps(require(document, "step", where), where.at("step"), context)
     guards.waits(((s.index, s.seconds) for s in steps if isinstance(s, WaitStep)), timeout, where.at("step"))
@@ -150,6 +156,7 @@ def _scenario(document: dict[str, object], file: str, variant: str, catalogue: C
         disks=disks,
         kernel=kernel,
         kernel_args=kernel_args,
+        expect_kernel=expect_kernel,
         variant=variant,
     )
 
