@@ -47,6 +47,11 @@ run *files:
 record file machine="x86_64":
     {{sandbox}} record --machine {{trim_start_match(machine, "machine=")}} {{quote(file)}}
 
+# Rebuild results/<run>/report.html from a results folder's evidence, without
+# booting (default: the newest folder under results/); prints its size and build time.
+report *folder:
+    {{sandbox}} report {{folder}}
+
 # Check scenario files without booting.
 validate *files:
     {{sandbox}} validate {{files}}

@@ -18,7 +18,9 @@ from sandbox.kunit import ktap
 from sandbox.base import paths
 from sandbox.report import text as report
 from sandbox.scenario import suite
+from sandbox.app.facts import write_session
 from sandbox.app.jobs import run_and_judge
+from sandbox.report import html as html_report
 from sandbox.report.text import JudgedRun
 from sandbox.base.errors import SandboxError
 from sandbox.base.machines import machine
@@ -29,6 +31,7 @@ from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT
 RESULTS_KEY = pytest.StashKey[Path]()
 KTAP_KEY = pytest.StashKey[dict[str, "ktap.Document | None"]]()
 TARGETS_KEY = pytest.StashKey[dict[tuple[str, str], Target]]()
+REPORT_KEY = pytest.StashKey[str]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -47,6 +50,24 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[KTAP_KEY] = {}
     if not config.option.xmlpath:
         config.option.xmlpath = str(results / "junit.xml")
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """results/<run>/report.html, once (not in xdist workers), when anything booted."""
+    config = session.config
+    results = config.stash.get(RESULTS_KEY, None)
+    if results is None or hasattr(config, "workerinput") or not any(results.rglob("run.json")):
+        return
+    try:
+        stats = html_report.write_report(results)
+        config.stash[REPORT_KEY] = html_report.describe(stats)
+    except (OSError, ValueError, SandboxError) as err:
+        config.stash[REPORT_KEY] = f"report.html not written: {err}"
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    if REPORT_KEY in config.stash:
+        terminalreporter.write_line(config.stash[REPORT_KEY])
 
 
 def pytest_report_header(config: pytest.Config) -> str:
@@ -130,6 +151,7 @@ class ScenarioItem(pytest.Item):
     def runtest(self) -> None:
         target = machine_target(self.config, self.machine, self.scenario.kernel)
         evidence = self.config.stash[RESULTS_KEY] / self.scenario.slug / self.machine
+        write_session(self.config.stash[RESULTS_KEY])
         judged: JudgedRun = run_and_judge(target, self.scenario, evidence)
         self.user_properties += [("accel", target.accel.name),
                                  ("outcome", judged.record.outcome),

@@ -16,7 +16,10 @@ from pathlib import Path
 
 from sandbox.build import deps
 from sandbox.base import paths
+from sandbox.report import html as html_report
 from sandbox.report import recording
+from sandbox.report.evidence import newest_results
+from sandbox.app.facts import write_session
 from sandbox.report import text as report
 from sandbox.build import series_check
 from sandbox.scenario import suite
@@ -85,6 +88,7 @@ def run_files(files: list[Path], machine_name: str, label: str) -> int:
     scenarios = suite.load_all(files)  # bad input stops before any boot
     targets: dict[str, Target] = {}
     results = paths.new_results_dir(label)
+    write_session(results)
     runs: list[JudgedRun] = []
     for scenario in scenarios:
         if machine_name not in scenario.machines:
@@ -96,7 +100,7 @@ def run_files(files: list[Path], machine_name: str, label: str) -> int:
         say(f"running {scenario.name} on {machine_name} ({target.accel.name})")
         judged = run_and_judge(target, scenario, results / scenario.slug / machine_name)
         runs.append(judged)
-        print(f"\n{scenario.title}  [{scenario.name}, {machine_name}, kernel {scenario.kernel}, "
+        print(f"\n{scenario.title}\n  [{scenario.name}, {machine_name}, kernel {scenario.kernel}, "
               f"accel {target.accel.name}, boot {judged.record.boot_seconds:.1f}s]")
         print(report.phase_tables(judged.record, scenario, judged.result))
         print("PASSED" if judged.passed else report.failure_report(judged.record, judged.result))
@@ -107,7 +111,23 @@ def run_files(files: list[Path], machine_name: str, label: str) -> int:
                 out.write(json.dumps(o.to_record()) + "\n")
     print("\n" + report.summary(runs))
     print(f"\nobservations (JSON lines): {observations}\nevidence: {results}")
+    write_page(results)
     return exit_code(runs)
+
+
+def write_page(results: Path) -> None:
+    """results/<run>/report.html; a page that cannot be built never changes the exit code."""
+    try:
+        say(html_report.describe(html_report.write_report(results)))
+    except (OSError, ValueError, SandboxError) as err:
+        say(f"report.html not written: {err}")
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Rebuild results/<run>/report.html from the evidence, without booting."""
+    folder = Path(args.folder) if args.folder else newest_results(paths.results_root())
+    print(html_report.describe(html_report.write_report(folder)))
+    return EXIT_PASSED
 
 
 def exit_code(runs: list[JudgedRun]) -> int:
@@ -198,6 +218,8 @@ def parser() -> argparse.ArgumentParser:
     rec = with_machine(verb("record", cmd_record,
                             "run a scenario and write what it observed as expectations into it"))
     rec.add_argument("scenario")
+    rp = verb("report", cmd_report, "rebuild results/<run>/report.html from the evidence, without booting")
+    rp.add_argument("folder", nargs="?", help="a results folder (default: the newest under results/)")
     v = verb("validate", cmd_validate, "check scenario files without booting")
     v.add_argument("scenarios", nargs="*")
     return p

@@ -8,9 +8,11 @@ verdicts.json and report.txt (sandbox/report) beside the run's evidence.
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import asdict
 from pathlib import Path
 
+from sandbox.app.facts import write_run_facts
 from sandbox.base.errors import InputError
 from sandbox.build.userland import build_userland, has_program, with_userlands
 from sandbox.guest.target import Target
@@ -48,12 +50,14 @@ def boot_of(target: Target, scenario: Scenario) -> Boot:
 
 
 def run_and_judge(target: Target, scenario: Scenario, evidence: Path, start: StartGuest = Guest) -> JudgedRun:
+    started, clock = time.time(), time.monotonic()
     record = run_scenario(scenario, boot_of(target, scenario), evidence, start,
                           on_abort=lambda aborted: write_judgement(JudgedRun(aborted, None)))
     result = (evaluate(scenario, target.machine.name, record.observations, record.findings)
               if record.completed else None)
     judged = JudgedRun(record, result)
     write_judgement(judged)
+    write_run_facts(target, scenario, evidence, started, time.monotonic() - clock)  # for the page
     return judged
 
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sandbox.base.timefmt import format_time
-from sandbox.judge.evaluate import IsTime, ScenarioResult
-from sandbox.run.observations import Observation
+from sandbox.judge.evaluate import ScenarioResult
+from sandbox.report.cells import CLAMPED, EARLY, ERROR, RIGHT, WRAPPED, Cell as CellView, Phase, headline, matrix
 from sandbox.run.record import RunRecord
-from sandbox.scenario.model import Scenario, is_time_field
+from sandbox.scenario.model import Scenario
 
 
 @dataclass(frozen=True)
@@ -23,68 +22,96 @@ class JudgedRun:
         return self.result is not None and self.result.passed
 
 
-Cell = tuple[str, str, str]  # phase, flavour, "probe.call"
+WIDTH = 100
+"""The terminal tables fit this many columns."""
+KIND_MARKS = {RIGHT: "", WRAPPED: "wrapped", ERROR: "error", CLAMPED: "clamped", EARLY: "early"}
 
 
-def _short(value: object, as_time: bool) -> str:
-    if as_time and isinstance(value, int) and not isinstance(value, bool):
-        return format_time(value)
-    return str(value)
-
-
-CELL_FIELDS = 2  # at a glance: the first expected fields, then "+N"
-
-
-def cell(observation: Observation, fields: Sequence[str] = (),
-         is_time: IsTime = lambda field: field == "seconds") -> str:
-    """The errno name, or the first expected fields (dates for time fields);
-    with no expectation the seconds seen, else "ok"."""
-    if observation.errno is not None:
-        return observation.errno
-    values = observation.values
-    shown = [f for f in fields if f in values] or (["seconds"] if "seconds" in values else [])
-    if shown == ["seconds"]:
-        return _short(values["seconds"], is_time("seconds"))
-    text = " ".join(f"{f}={_short(values[f], is_time(f))}" for f in shown[:CELL_FIELDS]) or "ok"
-    return text + (f" +{len(shown) - CELL_FIELDS}" if len(shown) > CELL_FIELDS else "")
-
-
-def expected_fields(scenario: Scenario, machine: str) -> dict[Cell, list[str]]:
-    fields: dict[Cell, list[str]] = {}
-    for step in scenario.judged_steps:
-        for e in step.expectations_on(machine):
-            key = (step.phase, e.flavour, f"{step.probe}.{e.call}")
-            if e.field != "errno" and e.field not in fields.setdefault(key, []):
-                fields[key].append(e.field)
-    return fields
-
-
-def failed_cells(result: ScenarioResult | None, scenario: Scenario) -> set[Cell]:
-    probes = {s.phase: s.probe for s in scenario.judged_steps}
-    return {(v.phase, v.flavour, f"{probes.get(v.phase, '?')}.{v.call}")
-            for v in (result.failures if result else ())}
-
-
-def phase_tables(record: RunRecord, scenario: Scenario, result: ScenarioResult | None) -> str:
-    """One table per probe phase: rows probe.call, columns flavours; a failed
-    expectation is marked with a leading '!'."""
-    fields = expected_fields(scenario, record.machine)
-    failed = failed_cells(result, scenario)
+def phase_tables(record: RunRecord, scenario: Scenario, result: ScenarioResult | None,
+                 width: int = WIDTH) -> str:
+    """One table per judged step, "[phase] probe" above it: rows calls, columns
+    flavours, every checked field shown; a failed expectation is marked with a
+    leading '!'. A table wider than `width` is printed long instead: one row per
+    call and flavour (one "all" row when every flavour saw the same), with what
+    happened (wrapped, error, clamped, early) and the fields wrapped to fit."""
+    verdicts = result.verdicts if result else ()
     tables = []
-    for step in scenario.judged_steps:
-        phase = step.phase
-        seen = [o for o in record.observations if o.phase == phase]
-        flavours = list(dict.fromkeys(o.flavour for o in seen))
-        rows: dict[str, dict[str, str]] = {}
-        for o in seen:
-            key = (phase, o.flavour, f"{o.probe}.{o.call}")
-            mark = "! " if key in failed else ""
-            def is_time(field: str, call: str = o.call) -> bool:
-                return is_time_field(step, call, field)
-            rows.setdefault(key[2], {})[o.flavour] = mark + cell(o, fields.get(key, ()), is_time)
-        body = [[call, *(cells.get(f, "-") for f in flavours)] for call, cells in rows.items()]
-        tables.append(f"[{phase}]\n" + render(["call", *flavours], body))
+    for phase in matrix(scenario, record.machine, record.observations, verdicts):
+        title = f"[{phase.phase}] {phase.probe}"
+        wide = _wide_table(phase)
+        fits = max(len(line) for line in wide.splitlines()) <= width
+        tables.append(title + "\n" + (wide if fits else _long_table(phase, width)))
     return "\n\n".join(tables)
+
+
+def _mark(cell: CellView | None) -> str:
+    return "! " if cell is not None and cell.failed else ""
+
+
+def _wide_table(phase: Phase) -> str:
+    body = [[call, *(_mark(c) + (headline(c, compact=True) if c else "-")
+                     for c in (phase.cell(call, f) for f in phase.flavours))]
+            for call in phase.calls]
+    return render(["call", *phase.flavours], body)
+
+
+def _wrap_tokens(tokens: list[str], width: int) -> list[str]:
+    """Tokens joined by spaces into lines of at most `width` (a longer token is cut)."""
+    lines: list[str] = []
+    line = ""
+    for token in tokens:
+        while len(token) > width:
+            if line:
+                lines.append(line)
+                line = ""
+            lines.append(token[:width])
+            token = token[width:]
+        if line and len(line) + 1 + len(token) > width:
+            lines.append(line)
+            line = token
+        else:
+            line = f"{line} {token}" if line else token
+    return lines + ([line] if line else []) or [""]
+
+
+def _what(cell: CellView | None) -> tuple[str, list[str]]:
+    """(mark and kind, the value tokens) of a cell for the long table."""
+    if cell is None or not cell.observed:
+        return _mark(cell) + ("no observation" if cell is not None else ""), ["-"]
+    tokens = headline(cell, compact=True).split(" ") if cell.errno else [
+        f"{f}={v}" for f, v in _shown_fields(cell)]
+    return _mark(cell) + KIND_MARKS.get(cell.kind, cell.kind), tokens or ["ok"]
+
+
+def _shown_fields(cell: CellView) -> list[tuple[str, str]]:
+    values = cell.observations[0].values
+    names = [f for f in cell.expected_fields if f in values] or (["seconds"] if "seconds" in values else [])
+    return [(f, cell.value_text(f, values[f], compact=True)) for f in names]
+
+
+def _long_table(phase: Phase, width: int) -> str:
+    rows: list[tuple[str, str, str, list[str]]] = []
+    for call in phase.calls:
+        whats = [_what(phase.cell(call, f)) for f in phase.flavours]
+        if len(phase.flavours) > 1 and all(w == whats[0] for w in whats):
+            rows.append((call, "all", *whats[0]))
+        else:
+            rows += [(call, f, *w) for f, w in zip(phase.flavours, whats)]
+    call_w = max(len("call"), *(len(r[0]) for r in rows))
+    flavour_w = max(len("flavour"), *(len(r[1]) for r in rows))
+    kind_w = max(len("what"), *(len(r[2]) for r in rows))
+    text_w = max(20, width - call_w - flavour_w - kind_w - 6)
+    head = ["call".ljust(call_w), "flavour".ljust(flavour_w), "what".ljust(kind_w), "value"]
+    lines = ["  ".join(head), "  ".join("-" * w for w in (call_w, flavour_w, kind_w, len("value")))]
+    previous = ""
+    for call, flavour, kind, tokens in rows:
+        shown_call = call if call != previous else ""
+        previous = call
+        for n, text in enumerate(_wrap_tokens(tokens, text_w)):
+            cols = [shown_call, flavour, kind] if n == 0 else ["", "", ""]
+            lines.append("  ".join([cols[0].ljust(call_w), cols[1].ljust(flavour_w),
+                                    cols[2].ljust(kind_w), text]).rstrip())
+    return "\n".join(lines)
 
 
 def render(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

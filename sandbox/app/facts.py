@@ -1,0 +1,88 @@
+"""The facts a report needs that only the running side knows, written beside
+the evidence so that `just report` can rebuild the page from the folder alone
+(read back by sandbox/report/evidence.py):
+
+    <results>/session.json              the invocation: command, repository commit, host packages
+    <results>/<slug>/<machine>/facts.json   kernel build info, initramfs, accelerator, timings
+    <results>/<slug>/<machine>/scenario.toml  the scenario file as it ran (its comments)
+"""
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sandbox.base.paths import REPO
+from sandbox.build import deps
+from sandbox.guest.target import Target
+from sandbox.report.evidence import FACTS_FILE, SCENARIO_COPY, SESSION_FILE
+from sandbox.scenario.model import Scenario
+
+
+def _utc(seconds: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+
+
+def write_run_facts(target: Target, scenario: Scenario, evidence: Path, started: float, seconds: float) -> None:
+    """facts.json and scenario.toml of one run (`started`: time.time() at its start)."""
+    kernel = {key: value for key, value in target.kernel.info.items()}
+    kernel.setdefault("key", target.kernel.key)
+    kernel["boot_image"] = str(target.kernel.boot_image)
+    facts = {
+        "scenario": scenario.name,
+        "scenario_file": scenario.file,
+        "machine": target.machine.name,
+        "accel": target.accel.name,
+        "kernel": kernel,
+        "initramfs": {"key": target.initramfs.key, "path": str(target.initramfs.path)},
+        "started": _utc(started),
+        "wall_seconds": round(seconds, 2),
+    }
+    evidence.mkdir(parents=True, exist_ok=True)
+    (evidence / FACTS_FILE).write_text(json.dumps(facts, indent=2) + "\n")
+    source = Path(scenario.file)
+    source = source if source.is_absolute() else REPO / source
+    if source.is_file():
+        shutil.copyfile(source, evidence / SCENARIO_COPY)
+
+
+def _quiet(argv: list[str]) -> str:
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def package_versions() -> dict[str, str]:
+    """The installed versions of the Debian packages the sandbox lists."""
+    names = [p.name for p in deps.listed() if not p.unpack]
+    out = _quiet(["dpkg-query", "-W", "-f", "${Package}:${Architecture}\t${Version}\t${Status}\n", *names])
+    versions = {}
+    for line in out.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and parts[2].endswith(" installed") and parts[1]:
+            versions[parts[0]] = parts[1]
+    return versions
+
+
+def write_session(results: Path, argv: list[str] | None = None) -> None:
+    """session.json of a results folder, once."""
+    path = results / SESSION_FILE
+    if path.exists():
+        return
+    commit = _quiet(["git", "-C", str(REPO), "rev-parse", "HEAD"]).strip()
+    dirty = bool(_quiet(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"]).strip())
+    session = {
+        "command": " ".join(argv if argv is not None else sys.argv),
+        "started": _utc(time.time()),
+        "host": f"{platform.node()} {platform.machine()} {platform.release()}",
+        "python": sys.version.split()[0],
+        "git": {"commit": commit, "dirty": dirty} if commit else {},
+        "packages": package_versions(),
+    }
+    results.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(session, indent=2) + "\n")
