@@ -267,7 +267,7 @@ BAD = [
     ("unknown call", HEAD + PROBE + "[step.expect.time64.tme]\nseconds = 1\n",
      "step[0].expect.time64.tme: unknown call 'tme' (probe clock has: time, gettimeofday, clock_gettime)"),
     ("unknown matcher", expect_block("{ betwen = [1, 2] }"),
-     "step[0].expect.time64.time.seconds: unknown matcher 'betwen' (known: between, clamped, elapsed, matches, wrapped)"),
+     "step[0].expect.time64.time.seconds: unknown matcher 'betwen' (known: between, clamped, elapsed, matches, outside, wrapped)"),
     ("two matchers", expect_block("{ between = [1, 2], clamped = 3 }"),
      "step[0].expect.time64.time.seconds: a matcher table has exactly one key, got: between, clamped"),
     ("lo greater than hi", expect_block('{ between = ["2038-01-19T03:15:00Z", "2038-01-19T03:14:00Z"] }'),

@@ -17,7 +17,7 @@ from pathlib import Path
 from sandbox.build import deps
 from sandbox.base import paths
 from sandbox.report import html as html_report
-from sandbox.report import recording
+from sandbox.report import programs, recording
 from sandbox.report.evidence import newest_results
 from sandbox.app.facts import write_session
 from sandbox.report import text as report
@@ -25,6 +25,7 @@ from sandbox.build import series_check
 from sandbox.scenario import suite
 from sandbox.app.jobs import run_and_judge
 from sandbox.report.text import JudgedRun
+from sandbox.run.observations import Observation
 from sandbox.run.record import STEP_FAILED
 from sandbox.base.errors import Interrupted, SandboxError, printable
 from sandbox.build.initramfs import build_initramfs
@@ -44,6 +45,11 @@ DEMO_SCENARIOS = (  # one per subject: the whole matrix, before and after the ro
     "filetimes/filesystems.toml[ext4-128]",
 )
 """Files under scenarios/; "file.toml[variant]" picks one row of a family."""
+DEMO_PROGRAMS = {  # the demo opens with real programs, old next to new, on each machine
+    "armhf": "programs/armhf-debian12-vs-debian13.toml",
+    "i386": "programs/i386-debian12-vs-debian13.toml",
+    "x86_64": "programs/x86_64-i386-vs-amd64.toml",
+}
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR, EXIT_INFRA, EXIT_STEP = 0, 1, 2, 3, 4
 
 
@@ -102,7 +108,8 @@ def run_files(files: list[Path], machine_name: str, label: str) -> int:
         runs.append(judged)
         print(f"\n{scenario.title}\n  [{scenario.name}, {machine_name}, kernel {scenario.kernel}, "
               f"accel {target.accel.name}, boot {judged.record.boot_seconds:.1f}s]")
-        print(report.phase_tables(judged.record, scenario, judged.result))
+        print(programs.side_by_side(scenario, judged.record.observations)
+              or report.phase_tables(judged.record, scenario, judged.result))
         print("PASSED" if judged.passed else report.failure_report(judged.record, judged.result))
     observations = results / "observations.jsonl"
     with observations.open("w") as out:
@@ -146,7 +153,16 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     deps.ensure()
-    return run_files([paths.SCENARIOS / s for s in DEMO_SCENARIOS], args.machine, "demo")
+    if args.live:  # the clock crossing the rollover, each round shown as it comes
+        from sandbox.app.live import run_live
+        judged, results = run_live(machine(args.machine))
+        print("\n" + report.summary([judged]))
+        if not judged.passed:
+            print(report.failure_report(judged.record, judged.result))
+        write_page(results)
+        return exit_code([judged])
+    first = [paths.SCENARIOS / DEMO_PROGRAMS[args.machine]] if args.machine in DEMO_PROGRAMS else []
+    return run_files(first + [paths.SCENARIOS / s for s in DEMO_SCENARIOS], args.machine, "demo")
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -172,6 +188,26 @@ def cmd_record(args: argparse.Namespace) -> int:
     path.write_text(text)
     print(report.phase_tables(judged.record, scenario, judged.result))
     say(f"recorded into {path}: review every TODO and name the deciding function; evidence: {results}")
+    return EXIT_PASSED
+
+
+def cmd_programs_doc(args: argparse.Namespace) -> int:
+    """docs/real-programs.md from the results folders of runs of scenarios/programs/."""
+    sections = []
+    for folder in map(Path, args.results):
+        for run_json in sorted(folder.glob("*/*/run.json")):
+            run = json.loads(run_json.read_text())
+            if not run.get("userlands"):
+                continue
+            scenario = next(s for s in suite.load_all(suite.scenario_files()) if s.name == run["scenario"])
+            observations = [Observation.from_record(json.loads(line))
+                            for line in (run_json.parent / "observations.jsonl").read_text().splitlines()]
+            sections.append(programs.markdown(scenario, observations, run["machine"], run["userlands"]))
+    if not sections:
+        raise SandboxError(f"no run of a scenario with userlands in {', '.join(args.results)}")
+    target = paths.REPO / "docs" / "real-programs.md"
+    target.write_text(programs.DOC_HEAD + "\n".join(sections))
+    say(f"wrote {target} from {len(sections)} run(s)")
     return EXIT_PASSED
 
 
@@ -212,7 +248,9 @@ def parser() -> argparse.ArgumentParser:
     with_machine(verb("initramfs", cmd_initramfs, "build (or reuse) the initramfs"))
     r = with_machine(verb("run", cmd_run, "run scenario files (default: all)"))
     r.add_argument("scenarios", nargs="*")
-    with_machine(verb("demo", cmd_demo, "build what is missing, boot, show the rollover"))
+    d = with_machine(verb("demo", cmd_demo, "build what is missing, boot, show the rollover"))
+    d.add_argument("--live", action="store_true",
+                   help="watch the clock cross the rollover, every flavour once a second (scenarios/clock/live.toml)")
     b = with_machine(verb("bench", cmd_bench, "print build, boot and demo timings"))
     b.add_argument("--no-cold", action="store_true", help="skip the cold (no ccache) build")
     rec = with_machine(verb("record", cmd_record,
@@ -220,6 +258,8 @@ def parser() -> argparse.ArgumentParser:
     rec.add_argument("scenario")
     rp = verb("report", cmd_report, "rebuild results/<run>/report.html from the evidence, without booting")
     rp.add_argument("folder", nargs="?", help="a results folder (default: the newest under results/)")
+    doc = verb("programs-doc", cmd_programs_doc, "write docs/real-programs.md from results folders")
+    doc.add_argument("results", nargs="+")
     v = verb("validate", cmd_validate, "check scenario files without booting")
     v.add_argument("scenarios", nargs="*")
     return p

@@ -19,6 +19,7 @@ varies, and a recorded scenario must pass when it is run again.
 """
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 
@@ -36,7 +37,8 @@ _STEP_RE = re.compile(r"^\s*\[\[step\]\]\s*(#.*)?$")
 
 
 def _quoted(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A TOML basic string: JSON's escapes are TOML's (\\n, \\", \\uXXXX)."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 def _window(lo: int, hi: int) -> str:

@@ -83,6 +83,22 @@ class Between:
 
 
 @dataclass(frozen=True)
+class Outside:
+    """A number, but not in [lo, hi]: a reading that is wrong, whatever it is
+    (an old program's garbage after the rollover)."""
+
+    lo: Number
+    hi: Number
+    as_time: bool = False
+
+    def matches(self, observed: Value | None) -> bool:
+        return is_number(observed) and not self.lo <= observed <= self.hi  # type: ignore[operator]
+
+    def describe(self) -> str:
+        return f"a number outside [{_render(self.lo, self.as_time)}, {_render(self.hi, self.as_time)}]"
+
+
+@dataclass(frozen=True)
 class Wrapped:
     """A negative signed 32-bit value whose real time (value + 2**32) is in [lo, hi]."""
 
@@ -179,6 +195,11 @@ def _between(raw: object) -> Between:
     return Between(lo, hi, as_time)
 
 
+def _outside(raw: object) -> Outside:
+    window = _between(raw)
+    return Outside(window.lo, window.hi, window.as_time)
+
+
 def _wrapped(raw: object) -> Wrapped:
     lo, hi = (_instant(item)[0] for item in _pair(raw))
     if not all(isinstance(bound, int) for bound in (lo, hi)):
@@ -221,6 +242,7 @@ MATCHERS: Mapping[str, Callable[[object], Matcher]] = MappingProxyType(
     {
         "between": _between,
         "matches": _matches,
+        "outside": _outside,
         "clamped": _clamped,
         "elapsed": _elapsed,
         "wrapped": _wrapped,
