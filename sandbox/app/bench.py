@@ -24,7 +24,9 @@ from sandbox.build.kernel import (KernelRequest, build_kernel, ccache_counts, co
 from sandbox.base.machines import Machine
 from sandbox.base.progress import say
 from sandbox.guest.qemu import BootRequest, Guest
+from sandbox.build.userland import build_userland, with_userlands
 from sandbox.guest.target import Target, prepare_target
+from sandbox.scenario.userlands import load_userlands
 
 BOOTS = 5
 DEMOS = 3
@@ -78,6 +80,54 @@ def boot_figures(target: Target) -> list[Figure]:
     ]
 
 
+def _boot_seconds(target: Target, initramfs: Path, memory_mib: int | None = None) -> float:
+    with tempfile.TemporaryDirectory(prefix="y2038-bench-") as tmp:
+        request = BootRequest(target.machine, target.kernel.boot_image, initramfs, RTC, target.accel.name,
+                              Path(tmp), memory_mib=memory_mib)
+        with Guest(request) as guest:
+            guest.wait_ready(Deadline(120))
+            return guest.boot_seconds
+
+
+def userland_figures(target: Target) -> list[Figure]:
+    """Each userland the machine runs: built cold (a private apt state and
+    archive cache of its own: download and unpack), warm (from the cache),
+    its size, and what its archive adds to the boot."""
+    table = load_userlands()
+    figures = []
+    base = _boot_seconds(target, target.initramfs.path)
+    for userland in table.by_name.values():
+        if userland.arch not in target.machine.debian_archs:
+            continue
+        with tempfile.TemporaryDirectory(prefix="bench-userland-") as tmp:
+            old = os.environ.get("Y2038_CACHE")
+            os.environ["Y2038_CACHE"] = tmp
+            try:
+                start = time.monotonic()
+                build_userland(userland, table)
+                cold_seconds = time.monotonic() - start
+            finally:
+                if old is None:
+                    del os.environ["Y2038_CACHE"]
+                else:
+                    os.environ["Y2038_CACHE"] = old
+        start = time.monotonic()
+        artifact = build_userland(userland, table)
+        warm_seconds = time.monotonic() - start
+        size = artifact.cpio.stat().st_size / 2**20
+        initrd = with_userlands(target.initramfs.path, (artifact,))
+        boot = _boot_seconds(target, initrd, 256 + 3 * int(size))
+        figures += [
+            Figure(f"userland {userland.name}, cold build", cold_seconds, "s",
+                   f"{len(artifact.packages)} packages downloaded and unpacked"),
+            Figure(f"userland {userland.name}, warm (cached)", warm_seconds, "s", "apt-get resolves, nothing fetched"),
+            Figure(f"userland {userland.name}, archive size", size, "MiB", "appended to the initramfs"),
+            Figure(f"userland {userland.name}, boot to agent", boot, "s",
+                   f"+{boot - base:.2f} s over the bare initramfs ({base:.2f} s)"),
+        ]
+    return figures
+
+
 def demo_figures(machine: Machine) -> list[Figure]:
     seconds = []
     for _ in range(DEMOS):
@@ -101,7 +151,8 @@ def render(figures: list[Figure]) -> str:
 
 def bench(machine: Machine, cold: bool = True) -> Path:
     target = prepare_target(machine)
-    figures = build_figures(machine, cold) + boot_figures(target) + demo_figures(machine)
+    figures = (build_figures(machine, cold) + boot_figures(target) + userland_figures(target)
+               + demo_figures(machine))
     out = paths.new_results_dir("bench") / "bench.json"
     out.write_text(json.dumps([f.__dict__ for f in figures], indent=2) + "\n")
     print(render(figures))
