@@ -13,9 +13,11 @@ pytest := "env PYTHONPATH=" + quote(justfile_directory() + ":" + justfile_direct
 # demo and build take a machine (sandbox/base/machines.py: x86_64, i386, armhf), as
 # `just demo armhf` or `just demo machine=armhf`.
 
-# Build what is missing, boot at 2038-01-19T03:13:50 and show the rollover.
-demo machine="x86_64":
-    exec {{sandbox}} demo --machine {{quote(trim_start_match(machine, "machine="))}}
+# Build what is missing, boot at 2038-01-19T03:13:50 and show the rollover;
+# `just demo --live [machine]` watches the clock run across it, once a second.
+[positional-arguments]
+demo *args:
+    exec {{sandbox}} demo "$@"
 
 # Install the Debian packages listed in .ci/debian-packages.txt (root).
 deps:

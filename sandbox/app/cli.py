@@ -152,6 +152,10 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    if args.where:  # `just demo armhf`, `just demo machine=armhf`, `just demo --live i386`
+        args.machine = args.where.removeprefix("machine=")
+        if args.machine not in MACHINES:
+            raise SandboxError(f"no machine '{args.machine}' (machines: {', '.join(sorted(MACHINES))})")
     deps.ensure()
     if args.live:  # the clock crossing the rollover, each round shown as it comes
         from sandbox.app.live import run_live
@@ -249,6 +253,7 @@ def parser() -> argparse.ArgumentParser:
     r = with_machine(verb("run", cmd_run, "run scenario files (default: all)"))
     r.add_argument("scenarios", nargs="*")
     d = with_machine(verb("demo", cmd_demo, "build what is missing, boot, show the rollover"))
+    d.add_argument("where", nargs="?", metavar="machine", help="the machine, also as machine=<name>")
     d.add_argument("--live", action="store_true",
                    help="watch the clock cross the rollover, every flavour once a second (scenarios/clock/live.toml)")
     b = with_machine(verb("bench", cmd_bench, "print build, boot and demo timings"))
