@@ -131,19 +131,7 @@ static const struct probe_call calls[] = {
 	{ "mq_timedreceive", run_receive, NULL, 0 },
 };
 
-static struct waits_target target;
-
-static const struct probe mqueue = {
-	.name = PROBE,
-	.usage = "usage: " PROBE " " WAITS_USAGE,
-	.calls = calls,
-	.ncalls = PROBE_COUNT(calls),
-	.ctx = &target,
-	.parse = waits_parse,
-	.run = waits_run,
-};
-
 int main(int argc, char **argv)
 {
-	return probe_main(argc, argv, &mqueue);
+	return waits_main(argc, argv, PROBE, calls, PROBE_COUNT(calls));
 }

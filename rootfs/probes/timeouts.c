@@ -208,19 +208,7 @@ static const struct probe_call calls[] = {
 	{ "semtimedop",      run_semtimedop,   NULL, 0 },
 };
 
-static struct waits_target target;
-
-static const struct probe timeouts = {
-	.name = PROBE,
-	.usage = "usage: " PROBE " " WAITS_USAGE,
-	.calls = calls,
-	.ncalls = PROBE_COUNT(calls),
-	.ctx = &target,
-	.parse = waits_parse,
-	.run = waits_run,
-};
-
 int main(int argc, char **argv)
 {
-	return probe_main(argc, argv, &timeouts);
+	return waits_main(argc, argv, PROBE, calls, PROBE_COUNT(calls));
 }

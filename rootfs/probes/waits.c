@@ -214,3 +214,22 @@ int waits_run(const struct probe *p, const struct probe_call *const *calls, size
 	fflush(stdout);
 	return 0;
 }
+
+int waits_main(int argc, char **argv, const char *name,
+               const struct probe_call *calls, size_t ncalls)
+{
+	static struct waits_target target;
+	static char usage[128];
+	struct probe probe = {
+		.name = name,
+		.usage = usage,
+		.calls = calls,
+		.ncalls = ncalls,
+		.ctx = &target,
+		.parse = waits_parse,
+		.run = waits_run,
+	};
+
+	snprintf(usage, sizeof(usage), "usage: %s " WAITS_USAGE, name);
+	return probe_main(argc, argv, &probe);
+}

@@ -59,6 +59,11 @@ int waits_parse_time(const char *text, long long now, long long *out);
  * it is malformed or not in the future. Takes at most one argument. */
 int waits_parse(const struct probe *p, int argc, char **argv);
 
+/* A waiting probe's main(): its description (the waits_parse and waits_run
+ * hooks, a struct waits_target as ctx, the usage line) around its calls. */
+int waits_main(int argc, char **argv, const char *name,
+               const struct probe_call *calls, size_t ncalls);
+
 /* The relative timeout of a "relative" call: the delay, as a timespec of
  * the flavour's time_t (small: it fits in 32 bits). */
 struct timespec waits_relative(const struct waits_target *t);
