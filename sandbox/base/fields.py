@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NoReturn
 
 from sandbox.base.errors import InputError
@@ -99,3 +100,11 @@ def names(raw: object, where: Where, known: tuple[str, ...] | None, what: str) -
         if name in raw[:index]:
             where.item(index).fail(f"{what} '{name}' listed twice")
     return tuple(raw)
+
+
+def read_text(path: Path) -> str:
+    """A file of ours as UTF-8 text; InputError naming it when it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(str(path), "file", f"cannot read: {err}") from None

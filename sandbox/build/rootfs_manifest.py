@@ -10,8 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox.base.errors import InputError
-from sandbox.base.fields import Where, is_int, require, string, strings, table
+from sandbox.base.fields import Where, is_int, read_text, require, string, strings, table
 from sandbox.base.paths import ROOTFS
 from sandbox.scenario.catalogue import MANIFEST, Catalogue, load_catalogue
 
@@ -114,9 +113,4 @@ def parse_manifest(text: str, file: str, catalogue: Catalogue) -> Manifest:
 
 def load_manifest(path: Path = MANIFEST) -> Manifest:
     """Parse and check rootfs/manifest.toml; InputError names the bad key."""
-    catalogue = load_catalogue(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(str(path), "file", f"cannot read: {err}") from None
-    return parse_manifest(text, str(path), catalogue)
+    return parse_manifest(read_text(path), str(path), load_catalogue(path))

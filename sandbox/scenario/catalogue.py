@@ -29,8 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from sandbox.base.errors import InputError
-from sandbox.base.fields import Where, names, table
+from sandbox.base.fields import Where, names, read_text, table
 from sandbox.base.machines import FLAVOURS
 from sandbox.base.paths import ROOTFS
 
@@ -142,8 +141,4 @@ def parse_catalogue(text: str, file: str) -> Catalogue:
 
 def load_catalogue(path: Path | str = MANIFEST) -> Catalogue:
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(str(path), "file", f"cannot read: {err}") from None
-    return parse_catalogue(text, str(path))
+    return parse_catalogue(read_text(path), str(path))

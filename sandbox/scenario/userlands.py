@@ -12,8 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
-from sandbox.base.errors import InputError
-from sandbox.base.fields import Where, names, require, string, strings, table
+from sandbox.base.fields import Where, names, read_text, require, string, strings, table
 from sandbox.base.paths import ROOTFS
 
 USERLANDS_FILE = ROOTFS / "userlands.toml"
@@ -74,8 +73,4 @@ def parse_userlands(text: str, file: str) -> Userlands:
 
 
 def load_userlands(path: Path = USERLANDS_FILE) -> Userlands:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(str(path), "file", f"cannot read: {err}") from None
-    return parse_userlands(text, str(path))
+    return parse_userlands(read_text(path), str(path))
