@@ -128,3 +128,21 @@ def test_an_old_program_that_breaks_is_judged_and_marked() -> None:
 
 def test_a_program_that_prints_no_time_has_no_time_field() -> None:
     assert "time" not in observe("new", "no number here\n").values
+
+
+def test_a_program_is_found_in_a_userland_through_its_links(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from sandbox.build.userland import UserlandArtifact, has_program
+    root = tmp_path / "root"
+    (root / "usr" / "bin").mkdir(parents=True)
+    (root / "etc" / "alternatives").mkdir(parents=True)
+    (root / "usr" / "bin" / "gawk").write_text("#!")
+    (root / "usr" / "bin" / "gawk").chmod(0o755)
+    (root / "usr" / "bin" / "readme").write_text("not a program")
+    (root / "bin").symlink_to("usr/bin")  # merged /usr, relative
+    (root / "etc" / "alternatives" / "awk").symlink_to("/usr/bin/gawk")  # absolute: inside the root
+    (root / "usr" / "bin" / "awk").symlink_to("/etc/alternatives/awk")
+    (root / "usr" / "bin" / "loop").symlink_to("/usr/bin/loop")
+    artifact = UserlandArtifact(USERLANDS.get("old"), "k", root, tmp_path / "x.cpio", ())
+    assert has_program(artifact, "gawk") and has_program(artifact, "awk") and has_program(artifact, "/bin/gawk")
+    assert not has_program(artifact, "readme")  # not executable
+    assert not has_program(artifact, "python3") and not has_program(artifact, "loop")

@@ -242,7 +242,8 @@ def has_program(artifact: UserlandArtifact, program: str, path: str = "/usr/loca
     """Whether `program` (a name looked up in PATH, or an absolute path) is an
     executable file in the userland, following its links inside its root."""
     candidates = [program] if program.startswith("/") else [f"{d}/{program}" for d in path.split(":")]
-    return any(_resolve(artifact.root, c) is not None for c in candidates)
+    found = [_resolve(artifact.root, c) for c in candidates]
+    return any(f is not None and f.is_file() and os.access(f, os.X_OK) for f in found)
 
 
 def _resolve(root: Path, guest_path: str, depth: int = 0) -> Path | None:
@@ -255,9 +256,9 @@ def _resolve(root: Path, guest_path: str, depth: int = 0) -> Path | None:
         candidate = current / part
         if candidate.is_symlink():
             target = os.readlink(candidate)
-            base = "/" + str(current.relative_to(root)) if current != root else "/"
-            resolved = _resolve(root, target if target.startswith("/") else os.path.normpath(f"{base}/{target}"),
-                                depth + 1)
+            base = current.relative_to(root).as_posix()
+            joined = target if target.startswith("/") else f"{base}/{target}"
+            resolved = _resolve(root, "/" + os.path.normpath("/" + joined).lstrip("/"), depth + 1)
             if resolved is None:
                 return None
             current = resolved
@@ -265,4 +266,4 @@ def _resolve(root: Path, guest_path: str, depth: int = 0) -> Path | None:
             current = candidate
         else:
             return None
-    return current if current.is_file() and os.access(current, os.X_OK) else None
+    return current
