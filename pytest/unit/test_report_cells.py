@@ -8,8 +8,9 @@ from pathlib import Path
 from captured_results import MACHINE, build_results, captured_observations, demo_scenarios, rollover
 
 from sandbox.judge.evaluate import evaluate
-from sandbox.report.cells import CLAMPED, EARLY, ERROR, RIGHT, WRAPPED, headline, matrix
+from sandbox.report.cells import CLAMPED, EARLY, ERROR, RIGHT, WRAPPED, WRONG, classify, headline, matrix
 from sandbox.report.text import WIDTH, JudgedRun, phase_tables
+from sandbox.run.observations import Observation
 from sandbox.run.record import COMPLETED, RunRecord
 from sandbox.scenario.model import Scenario
 
@@ -103,3 +104,24 @@ def _scenario_of(run: JudgedRun) -> Scenario:
     scenario, _, problem = default_reader().read(run.record.scenario, run.record.evidence, {})
     assert scenario is not None, problem
     return scenario
+
+
+def _seen(flavour: str, **values: object) -> Observation:
+    return Observation("programs/x", MACHINE, "after", "run", flavour, "perl", values)  # type: ignore[arg-type]
+
+
+def test_a_time_far_from_the_clock_and_the_others_is_wrong_and_a_failed_program_an_error() -> None:
+    clock = 2147483670  # 2038-01-19T03:14:30Z, set by the scenario
+    right = _seen("debian12-amd64", status="ok", time=clock + 3)
+    perl = _seen("debian12-i386", status="ok", time=2**64 - 1)  # what Debian 12 i386 perl printed
+    gawk = _seen("debian12-i386", status="ok", time=25)
+    times = frozenset({"time"})
+    assert classify(perl, [right], times, clock=clock) == WRONG
+    assert classify(gawk, [right], times, clock=clock) == WRONG
+    assert classify(right, [gawk], times, clock=clock) == RIGHT  # the one near the clock is not
+    assert classify(gawk, [right], times) == RIGHT  # one peer and no clock: nothing to tell them apart
+    assert classify(_seen("debian12-i386", status="exit 1", stderr="OSError"), [right], times) == ERROR
+    # three 32-bit readings of 1901 against the clock: the 64-bit one is right, they wrapped
+    wrapped = [_seen(f, status="ok", time=clock - 2**32) for f in ("a", "b", "c")]
+    assert classify(right, wrapped, times, clock=clock) == RIGHT
+    assert classify(wrapped[0], [right, *wrapped[1:]], times, clock=clock) == WRAPPED

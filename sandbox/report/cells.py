@@ -19,11 +19,12 @@ from sandbox.run.observations import Observation, Value
 from sandbox.scenario.matchers import Clamped
 from sandbox.scenario.model import ERRNO_FIELD, Scenario
 
-RIGHT, WRAPPED, ERROR, CLAMPED, EARLY = "right", "wrapped", "error", "clamped", "early"
+RIGHT, WRAPPED, WRONG, ERROR, CLAMPED, EARLY = "right", "wrapped", "wrong", "error", "clamped", "early"
 KINDS: dict[str, str] = {
     RIGHT: "a value that fits, or a wait that lasted as asked",
     WRAPPED: "a 32-bit time that wrapped (to 1901, or 2**32 s off)",
-    ERROR: "the call failed with an errno (EOVERFLOW, EINVAL, ENOSYS, ...)",
+    WRONG: "a time far from the other flavours' that is no 32-bit wrap",
+    ERROR: "the call failed with an errno (EOVERFLOW, EINVAL, ENOSYS, ...), or the program did",
     CLAMPED: "a time held at a limit (a filesystem's, or INT32_MAX)",
     EARLY: "a wait that ended well before its time",
 }
@@ -32,6 +33,8 @@ WAIT_ENDINGS = frozenset({"ETIMEDOUT", "EAGAIN"})
 """The errno a wait ends with when its time passes: not a failure."""
 EARLY_FRACTION = 0.5  # a wait that lasted less than this part of the others' is early
 EARLY_MIN_SECONDS = 1.0  # waits shorter than this are not judged early or not
+WRONG_SECONDS = 86_400  # a time this far from every other flavour's is wrong
+STATUS_FIELD, STATUS_OK = "status", "ok"  # a real program's (sandbox/run/observations.py)
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,26 @@ def _clamped(observation: Observation, peers: Sequence[Observation], times: froz
     return False
 
 
+def _wrong(observation: Observation, peers: Sequence[Observation], times: frozenset[str],
+           clock: int | None) -> bool:
+    """A time far from what the other flavours read, when they agree among
+    themselves and with the clock the scenario set (`clock`: the last rtc,
+    set-clock, hwclock or reset-clock before; without one, two or more agree)."""
+    for name in times:
+        value = observation.values.get(name)
+        others = [p.values.get(name) for p in peers if _is_int(p.values.get(name))]
+        if not _is_int(value) or not others or max(others) - min(others) > WRONG_SECONDS:  # type: ignore[operator]
+            continue
+        if not all(abs(value - v) > WRONG_SECONDS for v in others):  # type: ignore[operator]
+            continue
+        if clock is not None:
+            if all(abs(v - clock) <= WRONG_SECONDS for v in others):  # type: ignore[operator]
+                return True
+        elif len(others) >= 2:
+            return True
+    return False
+
+
 def _early(observation: Observation, peers: Sequence[Observation]) -> bool:
     elapsed = observation.values.get("elapsed")
     if not isinstance(elapsed, (int, float)) or observation.errno not in (None, *WAIT_ENDINGS):
@@ -156,11 +179,13 @@ def _early(observation: Observation, peers: Sequence[Observation]) -> bool:
 
 
 def classify(observation: Observation, peers: Sequence[Observation], times: frozenset[str],
-             clamp_fields: set[str] = frozenset()) -> str:  # type: ignore[assignment]
+             clamp_fields: set[str] = frozenset(), clock: int | None = None) -> str:  # type: ignore[assignment]
     """What happened to one call: peers are the same call's observations in the
     other flavours of the phase (a wrap is 2**32 s off theirs, an early wait
     much shorter than theirs)."""
     if observation.errno is not None and observation.errno not in WAIT_ENDINGS:
+        return ERROR
+    if observation.values.get(STATUS_FIELD, STATUS_OK) != STATUS_OK:
         return ERROR
     if _early(observation, peers):
         return EARLY
@@ -168,11 +193,26 @@ def classify(observation: Observation, peers: Sequence[Observation], times: froz
         return WRAPPED
     if _clamped(observation, peers, times, clamp_fields):
         return CLAMPED
+    if _wrong(observation, peers, times, clock):
+        return WRONG
     return RIGHT
 
 
-SEVERITY = (ERROR, EARLY, WRAPPED, CLAMPED, RIGHT)
+SEVERITY = (ERROR, EARLY, WRAPPED, WRONG, CLAMPED, RIGHT)
 """When a call was observed more than once, the cell shows the worst."""
+
+
+def _clocks(scenario: Scenario) -> dict[int, int]:
+    """Per step index, the last time the scenario put the clock at before it ran:
+    the RTC at boot, a set-clock or hwclock step, the step's own reset-clock."""
+    clocks, clock = {}, scenario.rtc
+    for step in scenario.steps:
+        for attribute in ("time", "reset_clock"):  # SetClockStep / HwclockStep, ProbeStep
+            value = getattr(step, attribute, None)
+            if _is_int(value) and step.kind in ("set-clock", "hwclock", "probe"):
+                clock = value
+        clocks[step.index] = clock
+    return clocks
 
 
 def matrix(scenario: Scenario, machine: str, observations: Iterable[Observation],
@@ -183,6 +223,7 @@ def matrix(scenario: Scenario, machine: str, observations: Iterable[Observation]
     for v in verdicts:
         by_verdict.setdefault((v.phase, v.flavour, v.call), []).append(v)
     phases = []
+    clocks = _clocks(scenario)
     for step in judged_steps(scenario):
         here = [o for o in seen if o.phase == step.phase]
         expectations = step.expectations_on(machine) if machine in scenario.machines else ()
@@ -203,7 +244,7 @@ def matrix(scenario: Scenario, machine: str, observations: Iterable[Observation]
                 peers = [o for o in of_call if o.flavour != flavour]
                 wanted = [e for e in expectations if e.call == call and e.flavour == flavour]
                 clamp = {e.field for e in wanted if isinstance(e.matcher, Clamped)}
-                kinds = {classify(o, peers, times, clamp) for o in mine}
+                kinds = {classify(o, peers, times, clamp, clocks.get(step.index)) for o in mine}
                 kind = next((k for k in SEVERITY if k in kinds), "")
                 fields = [e.field for e in wanted if e.field != ERRNO_FIELD]
                 fields = list(dict.fromkeys(fields)) + ([ERRNO_FIELD] if any(

@@ -134,10 +134,11 @@ class ScenarioReader:
     each text parsed once."""
 
     def __init__(self, catalogue: Catalogue, machines: dict[str, tuple[str, ...]],
-                 scenarios: Path = SCENARIOS) -> None:
+                 scenarios: Path = SCENARIOS, userlands: object = None) -> None:
         self.catalogue = catalogue
         self.machines = machines
         self.scenarios = scenarios
+        self.userlands = userlands  # the userland table run steps name (sandbox/scenario/userlands.py)
         self._parsed: dict[tuple[str, str], tuple[Scenario, ...]] = {}
 
     def read(self, name: str, folder: Path, facts: dict[str, Any]) -> tuple[Scenario | None, str, str]:
@@ -154,7 +155,9 @@ class ScenarioReader:
         key = (file, text)
         if key not in self._parsed:
             try:
-                self._parsed[key] = parse_scenarios(text, file, self.catalogue, self.machines)
+                self._parsed[key] = (parse_scenarios(text, file, self.catalogue, self.machines, self.userlands)
+                                     if self.userlands is not None else
+                                     parse_scenarios(text, file, self.catalogue, self.machines))
             except SandboxError as err:
                 self._parsed[key] = ()
                 return None, text, f"the scenario file no longer parses: {err}"
@@ -167,7 +170,12 @@ class ScenarioReader:
 def default_reader() -> ScenarioReader:
     """Scenarios checked against the repository's catalogue and machines."""
     from sandbox.scenario import suite
-    return ScenarioReader(suite.catalogue(), suite.machine_flavours())
+    try:
+        from sandbox.scenario.userlands import load_userlands
+        userlands = load_userlands()
+    except (ImportError, SandboxError, OSError):
+        userlands = None
+    return ScenarioReader(suite.catalogue(), suite.machine_flavours(), userlands=userlands)
 
 
 def read_run(folder: Path, reader: ScenarioReader) -> RunEvidence:

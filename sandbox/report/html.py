@@ -49,7 +49,7 @@ th{background:#f0f0f0;font-weight:600}
 table.matrix td{min-width:118px;max-width:260px}
 table.matrix td.call{font-family:"DejaVu Sans Mono",monospace;font-size:12.5px;background:#f7f7f7;min-width:0}
 td.k-right{background:#dff2df}td.k-wrapped{background:#ffd9a6}td.k-error{background:#f7c9c4}
-td.k-clamped{background:#fff2a8}td.k-early{background:#e2d2f6}td.k-none{background:#eee;color:#888}
+td.k-clamped{background:#fff2a8}td.k-wrong{background:#f5b7a0}td.k-early{background:#e2d2f6}td.k-none{background:#eee;color:#888}
 td.fail{outline:3px solid #b00020;outline-offset:-3px}
 td.fail summary::before{content:"\\2717  ";color:#b00020;font-weight:700}
 td.ok summary::after{content:" \\2713";color:#1e8449;font-size:11px}
@@ -62,7 +62,7 @@ details .more dl{display:grid;grid-template-columns:auto 1fr;gap:0 8px;margin:2p
 details .more dt{color:#555}details .more dd{margin:0;font-family:"DejaVu Sans Mono",monospace;word-break:break-all}
 .why{background:#fff;border-left:3px solid #888;padding:2px 6px;margin:4px 0;white-space:pre-wrap;font-family:"DejaVu Sans Mono",monospace;font-size:11.5px}
 .legend span.sw{display:inline-block;width:14px;height:14px;border:1px solid #aaa;vertical-align:-2px;margin:0 4px 0 12px}
-.sw.k-right{background:#dff2df}.sw.k-wrapped{background:#ffd9a6}.sw.k-error{background:#f7c9c4}.sw.k-clamped{background:#fff2a8}.sw.k-early{background:#e2d2f6}
+.sw.k-right{background:#dff2df}.sw.k-wrapped{background:#ffd9a6}.sw.k-error{background:#f7c9c4}.sw.k-clamped{background:#fff2a8}.sw.k-wrong{background:#f5b7a0}.sw.k-early{background:#e2d2f6}
 .sw.fail{outline:3px solid #b00020;outline-offset:-3px;background:#fff}
 .facts{display:grid;grid-template-columns:max-content 1fr;gap:1px 14px;margin:6px 0 10px;font-size:13px}
 .facts dt{color:#555}.facts dd{margin:0}
@@ -221,12 +221,23 @@ def _facts(results: Path, run: RunEvidence) -> str:
     userlands = run.info.get("userlands") or []
     for u in userlands if isinstance(userlands, list) else []:
         if isinstance(u, dict):
-            packages = u.get("packages", {})
-            text = ", ".join(f"{k} {v}" for k, v in packages.items()) if isinstance(packages, dict) else str(packages)
-            facts.append((f"userland {u.get('name', '?')}", text or str(u)))
+            facts.append((f"userland {u.get('name', '?')}", _packages_html(u.get("packages", []))))
     facts.append(("evidence", _evidence_links(results, run)))
-    body = "".join(f"<dt>{_e(k)}</dt><dd>{v if k == 'evidence' else _e(v)}</dd>" for k, v in facts)
+    body = "".join(f"<dt>{_e(k)}</dt><dd>{v if k == 'evidence' or k.startswith('userland ') else _e(v)}</dd>"
+                   for k, v in facts)
     return f'<dl class="facts">{body}</dl>'
+
+
+def _packages_html(packages: object) -> str:
+    """A userland's packages: how many, the list on demand."""
+    if isinstance(packages, dict):
+        names = [f"{k}={v}" for k, v in packages.items()]
+    elif isinstance(packages, list):
+        names = [str(p) for p in packages]
+    else:
+        return _e(packages)
+    return (f"<details><summary>{len(names)} Debian package(s)</summary>"
+            f'<div class="mono">{_e(", ".join(names))}</div></details>')
 
 
 class _Notes:

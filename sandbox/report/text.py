@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sandbox.judge.evaluate import ScenarioResult
-from sandbox.report.cells import CLAMPED, EARLY, ERROR, RIGHT, WRAPPED, Cell as CellView, Phase, headline, matrix
+from sandbox.report.cells import RIGHT, Cell as CellView, Phase, headline, matrix
 from sandbox.run.record import RunRecord
 from sandbox.scenario.model import Scenario
 
@@ -24,7 +24,7 @@ class JudgedRun:
 
 WIDTH = 100
 """The terminal tables fit this many columns."""
-KIND_MARKS = {RIGHT: "", WRAPPED: "wrapped", ERROR: "error", CLAMPED: "clamped", EARLY: "early"}
+KIND_MARKS = {RIGHT: ""}  # the long tables name what happened, except when it is right
 
 
 def phase_tables(record: RunRecord, scenario: Scenario, result: ScenarioResult | None,

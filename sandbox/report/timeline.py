@@ -35,6 +35,7 @@ FLAVOUR_STYLE: dict[str, tuple[str, str, float, bool]] = {  # colour, marker, si
 OTHER_COLOURS = ("#b9770e", "#117a65", "#6c3483", "#34495e", "#d35400")
 SECONDS_PER_YEAR = 365.2425 * 86400
 DPI = 100
+PALETTE = 64
 
 
 @dataclass(frozen=True)
@@ -107,11 +108,20 @@ def _pyplot():  # type: ignore[no-untyped-def]
 
 
 def _png(fig: object) -> bytes:
+    """The figure as a PNG of at most PALETTE colours (a sixth of the size;
+    the charts have few colours), or as drawn when PIL is missing."""
     plt = _pyplot()
     out = io.BytesIO()
     fig.savefig(out, format="png", dpi=DPI)  # type: ignore[attr-defined]
     plt.close(fig)
-    return out.getvalue()
+    try:
+        from PIL import Image
+    except ImportError:
+        return out.getvalue()
+    image = Image.open(io.BytesIO(out.getvalue())).convert("RGB")
+    small = io.BytesIO()
+    image.quantize(colors=PALETTE, method=Image.Quantize.FASTOCTREE).save(small, format="PNG", optimize=True)
+    return small.getvalue()
 
 
 def _hms(seconds: float, _pos: object = None) -> str:
