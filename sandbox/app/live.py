@@ -53,7 +53,9 @@ class LiveView:
         self.colour = (out.isatty() and "NO_COLOR" not in os.environ) if colour is None else colour
         self.pending: dict[str, dict[str, Any]] = {}
         self.crossed = False
-        self.rounds = 0
+        self.rounds = 0  # rounds read
+        self.shown = 0  # rounds printed: one per guest second
+        self.last_second: int | None = None
 
     def _print(self, line: str) -> None:
         self.out.write(line + "\n")
@@ -111,15 +113,19 @@ class LiveView:
             self.crossed = True
             mark = f"---- {format_time(ROLLOVER)[11:]}: a signed 32-bit time_t runs out "
             self._print(mark.ljust(12 + CELL * len(self.flavours) - 2, "-"))
-        when = format_time(truth)[11:19] if truth is not None else "?"
-        self._print(when.ljust(12) + "".join(self._cell(self.pending.get(f)) for f in self.flavours).rstrip())
-        self.pending = {}
         self.rounds += 1
+        if truth is None or truth != self.last_second:  # a second already shown is not shown again
+            when = format_time(truth)[11:19] if truth is not None else "?"
+            self._print(when.ljust(12) + "".join(self._cell(self.pending.get(f)) for f in self.flavours).rstrip())
+            self.shown += 1
+        self.last_second = truth
+        self.pending = {}
 
     def end(self) -> None:
         self.flush()
         if self.rounds:
-            self._print(f"* wrapped: the 32-bit tv_sec, read as a date ({self.rounds} rounds)")
+            self._print(f"* wrapped: the 32-bit tv_sec read as a date. {self.rounds} rounds read, "
+                        "one per second shown")
 
 
 class LiveGuest:
