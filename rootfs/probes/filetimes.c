@@ -2,6 +2,9 @@
  * read them back with stat() and statx(), as a program of this flavour does,
  * on the filesystem that holds DIR.
  *
+ * Long on purpose: three setters and two readers, each in the legacy and the
+ * libc form, plus the mount warning read from /dev/kmsg.
+ *
  * usage: filetimes DIR [TIME] [call...]
  *        filetimes              (self test: the default calls at
  *                                2038-01-19T03:14:08Z in a fresh folder

@@ -2,6 +2,10 @@
  * once, then read its times back with IPC_STAT twice, through the raw
  * syscall and through libc, as a program of this flavour sees them.
  *
+ * Long on purpose: shm, sem and msg each need their own raw 32-bit ipc64
+ * structs, their own raw and libc IPC_STAT and their *_high words; the three
+ * kinds stay side by side so that they can be compared line for line.
+ *
  * usage: ipc [shm|sem|msg ...]      (default: all three, in this order)
  *        ipc --list                  the calls it prints
  *

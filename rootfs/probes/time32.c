@@ -1,6 +1,10 @@
 /* time32 - the 32-bit time syscalls one by one, then what the kernel's
  * time32 policy (kernel.time32_syscalls, kernel-series/) made of them.
  *
+ * Long on purpose: one small function per time32 syscall (27 of them, each
+ * with its legacy and its libc form), so that every number the policy hooks
+ * is exercised; splitting them over files would only scatter the table.
+ *
  * usage: time32
  *        time32 --list    the calls it prints (and nothing else: safe anywhere)
  *
