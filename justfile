@@ -74,6 +74,13 @@ validate *files:
 bench *args:
     exec {{sandbox}} bench "$@"
 
+# --no-boot skips the signal trials (to just, Python and the process group while an
+# x86_64 guest runs); docs/reliability.md keeps the output.
+# Figures of hostile or careless use: malformed files, signals, kernel findings.
+[positional-arguments]
+reliability *args:
+    exec env PYTHONPATH={{quote(justfile_directory())}} {{python}} -m sandbox.app.reliability "$@"
+
 # Check kernel-series/ patch by patch: checkpatch --strict, git am, incremental
 # build (default x86_64; add --machine i386 --machine armhf for the others).
 [positional-arguments]

@@ -19,6 +19,7 @@ from sandbox.base import paths
 from sandbox.report import text as report
 from sandbox.scenario import suite
 from sandbox.app.facts import write_session
+from sandbox.app.cli import install_signal_handlers
 from sandbox.app.jobs import run_and_judge
 from sandbox.report import html as html_report
 from sandbox.report.text import JudgedRun
@@ -46,6 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
     results = Path(inherited) if inherited else paths.new_results_dir("pytest")
     os.environ["Y2038_SESSION_RESULTS"] = str(results)
     config.stash[RESULTS_KEY] = results
+    install_signal_handlers()  # SIGTERM and SIGHUP stop the session as Ctrl-C does: QEMU stopped, run recorded
     config.stash[TARGETS_KEY] = {}
     config.stash[KTAP_KEY] = {}
     if not config.option.xmlpath:

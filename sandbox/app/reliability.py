@@ -1,0 +1,488 @@
+"""`just reliability`: figures of how the sandbox takes hostile or careless use
+(issue 14), measured, not asserted; docs/reliability.md keeps the output.
+
+1. Malformed scenario files: each given to `python -m sandbox validate` in a
+   process of its own (10 s limit); its outcome is a one-line error (exit 2,
+   one line, no control character), or a traceback, a hang, an acceptance.
+2. Signals x targets: a scenario that waits in the guest is run through
+   `just run`; once the guest has answered, SIGINT, SIGTERM or SIGHUP goes to
+   `just` (the command on PATH), the just binary (when that command is the
+   npm wrapper), the Python process, or the whole process group. Counted:
+   QEMU processes of the run left 2 s later (goal 0), seconds until the last
+   was gone, whether run.json and report.txt were kept (goal 100%) and what
+   run.json says.
+3. Kernel findings: for each kind of klog's table, a console line of that
+   kind, and what it does to a run (fails it as judged, or ends it).
+
+The signal trials boot x86_64 (about 5 s each); `--no-boot` skips them.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.base import paths
+from sandbox.base.errors import SandboxError
+from sandbox.base.progress import say
+from sandbox.guest import klog
+from sandbox.guest.qemu import GuestDied, GuestHung
+from sandbox.judge.evaluate import evaluate
+from sandbox.run.runner import classify
+from sandbox.scenario import suite
+from sandbox.scenario.parser import parse_scenario
+
+BASE = (paths.SCENARIOS / "guide" / "clock-2040.toml").read_text()
+"""The seed of most malformed files: the authoring guide's example."""
+VALIDATE_SECONDS = 10.0
+
+# --------------------------------------------------------------------------
+# 1. Malformed files.
+
+Make = Callable[[Path], Path]
+"""Writes one malformed file (or makes a special one) in a folder; returns its path."""
+
+
+def _text(name: str, text: str | bytes) -> Make:
+    def make(folder: Path) -> Path:
+        path = folder / name
+        path.write_bytes(text.encode() if isinstance(text, str) else text)
+        return path
+    return make
+
+
+def _top(key: str, value: str) -> str:
+    """BASE with a top-level key set (before the first table)."""
+    lines = [line for line in BASE.splitlines() if not line.startswith(f"{key} =")]
+    return f"{key} = {value}\n" + "\n".join(lines) + "\n"
+
+
+def _replace(old: str, new: str, text: str = BASE) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+def _special(name: str, make: Callable[[Path], None]) -> Make:
+    def special(folder: Path) -> Path:
+        path = folder / name
+        make(path)
+        return path
+    return special
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+def _socket(path: Path) -> None:
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(path))  # left bound: the file stays a socket
+
+
+def _loop(path: Path) -> None:
+    path.symlink_to(path.with_name("loop-b.toml"))
+    path.with_name("loop-b.toml").symlink_to(path)
+
+
+def _link(target: str) -> Callable[[Path], None]:
+    return lambda path: path.symlink_to(target)
+
+
+def _directory(path: Path) -> None:
+    path.mkdir()
+
+
+SET_CLOCK = 'set-clock = "2040-01-01T00:00:00Z"'
+WINDOW = 'seconds = { between = ["2040-01-01T00:00:00Z", "2040-01-01T00:02:00Z"] }'
+PROBE = 'phase = "in-2040"\nprobe = "clock"'
+
+
+def malformed() -> list[tuple[str, str, Make]]:
+    """(group, name, maker) of every malformed file tried."""
+    cases: list[tuple[str, str, Make]] = []
+
+    def add(group: str, name: str, text: str | bytes) -> None:
+        cases.append((group, name, _text(f"{group}-{len(cases)}.toml", text)))
+    for value in ("inf", "nan", "-inf", "1e30", "0", "-5", '"60"', "[60]", "{ a = 1 }", "true", "7201"):
+        add("timeout", f"timeout = {value}", _top("timeout", value))
+    for value in ('"0000-01-01T00:00:00Z"', '"99999-01-01T00:00:00Z"', '"2100-01-01T00:00:00Z"',
+                  '"1969-12-31T23:59:59Z"', '"2038-01-19T03:14:08"', '"2038-02-30T00:00:00Z"', "5", '""', '"now"'):
+        add("rtc", f"rtc = {value}", _top("rtc", value))
+    for value in ('"0000-01-01T00:00:00Z"', '"99999-01-01T00:00:00Z"', '"2232-04-18T23:47:16Z"',
+                  '"2262-04-12T00:00:00Z"', '"1969-12-31T23:59:59Z"', "-1", '"2040-13-01T00:00:00Z"'):
+        add("set-clock", f"set-clock = {value}", _replace(SET_CLOCK, f"set-clock = {value}"))
+    for value in ('"0000-01-01T00:00:00Z"', '"3000-01-01T00:00:00Z"'):
+        add("reset-clock", f"reset-clock = {value}", _replace(PROBE, f"{PROBE}\nreset-clock = {value}"))
+    for value in ("0", "-1", "nan", "inf", "3601", "1e30", "200"):
+        add("wait", f"wait = {value}", _replace(SET_CLOCK, f"wait = {value}"))
+    for value in ('"panic=0"', '"console=ttyS1"', '"init=/bin/sh"', '"rdinit=/x"', '"y2038.agent=ttyS0"', '"--"',
+                  '"a b"', '"x\\"y"', "5", '"$(reboot)"'):
+        add("kernel-args", f"kernel-args = [{value}]", _top("kernel-args", f"[{value}]"))
+    for value in ('"\\u001b[2J"', '"bell \\u0007"', '"bidi \\u202e"', '""', "5", '"a\\nb"'):
+        add("title", f"title = {value}", _top("title", value))
+    for value in ('"\\u001b[31m red"', "3"):
+        add("description", f"description = {value}", _top("description", value))
+    add("keys", "a top-level key with ESC", _top('"k\\u001b[2J"', "1"))
+    add("keys", "a step key with ESC", _replace(SET_CLOCK, f'{SET_CLOCK}\n"v\\u001bia" = 1'))
+    add("keys", "an expectation key with C1", _replace(WINDOW, f'{WINDOW}\n"n\\u009bsec" = 1'))
+    for value in ('{ between = [nan, 1] }', '{ between = [0, inf] }',
+                  '{ between = ["0000-01-01T00:00:00Z", "2040-01-01T00:00:00Z"] }', '"99999-01-01T00:00:00Z"',
+                  '{ betwen = [1, 2] }', '{ wrapped = [1, 2] }', '{ elapsed = [-1, 2] }', '{ clamped = "x" }',
+                  '{ between = [2, 1] }'):
+        add("expectation", f"seconds = {value}", _replace(WINDOW, f"seconds = {value}"))
+    add("expectation", "errno = \"EFOO\"", _replace(WINDOW, 'errno = "EFOO"'))
+    add("expectation", "an unknown field", _replace(WINDOW, "colour = 1"))
+    add("expectation", "an unknown call", _replace("[step.expect.time64.clock_gettime]", "[step.expect.time64.nope]"))
+    add("expectation", "an unknown flavour", _replace("[step.expect.time64.clock_gettime]",
+                                                      "[step.expect.time99.clock_gettime]"))
+    head = BASE.split("[[step]]")[0]
+    add("steps", "no step", head)
+    add("steps", "step = []", head + "step = []\n")
+    add("steps", "two actions", _replace(SET_CLOCK, f"{SET_CLOCK}\nwait = 1"))
+    add("steps", "no action", _replace(SET_CLOCK, 'phase = "x"'))
+    add("steps", "an unknown probe", _replace('probe = "clock"', 'probe = "nope"'))
+    add("steps", "a phase twice", BASE + f"\n[[step]]\n{PROBE}\n")
+    add("steps", "phase = \"a b\"", _replace('phase = "in-2040"', 'phase = "a b"'))
+    for value in ("[]", "[1]", '[["time64"]]'):
+        add("steps", f"flavours = {value}", _replace(PROBE, f"{PROBE}\nflavours = {value}"))
+    for value in ("[]", '["vax"]', '"x86_64"', "[1]"):
+        add("machines", f"machines = {value}", _top("machines", value))
+    for value in ('"mainline"', "5"):
+        add("kernel", f"kernel = {value}", _top("kernel", value))
+    steps = "[[step]]" + BASE.split("[[step]]", 1)[1]
+    for disk in ('name = "d"\nfs = "ext4"\nsize-mib = 1e30', 'name = "d"\nfs = "ntfs"',
+                 'name = "../x"\nfs = "tmpfs"', 'name = "d"\nfs = "ext4"\ninode-size = 100'):
+        add("disk", "[[disk]] " + disk.replace("\n", ", "), head + f"[[disk]]\n{disk}\n" + steps)
+    for value in ('["panic"]', '"warning"', '["nope"]'):
+        add("expect-kernel", f"expect-kernel = {value}", _top("expect-kernel", value))
+    add("family", "an unknown $value", _replace('"2040-01-01T00:00:00Z"', '"$nope"'))
+    add("family", "a [[variant]] without a name", BASE + '\n[[variant]]\nx = 1\n')
+    add("family", "an unknown ${value} inside text", _replace('title = "', 'title = "${nope} '))
+    add("family", "a flavour group named as a flavour", '[flavour-groups]\ntime64 = ["time32-libc"]\n' + BASE)
+    add("nesting", "5000 nested arrays", "a = " + "[" * 5000 + "]" * 5000 + "\n")
+    add("nesting", "2000 nested inline tables", "a = " + "{ b = " * 2000 + "1" + " }" * 2000 + "\n")
+    add("nesting", "a dotted key 100 deep", "a." + ".".join(["b"] * 100) + " = 1\n")
+    add("nesting", "40 nested arrays", "a = " + "[" * 40 + "]" * 40 + "\n")
+    add("encoding", "Latin-1 bytes", BASE.encode().replace(b"clock_settime()", b"clock_settime\xe9"))
+    add("encoding", "UTF-16 with a BOM", BASE.encode("utf-16"))
+    add("encoding", "NUL bytes", BASE.encode() + b"\x00\x00")
+    add("encoding", "an empty file", b"")
+    add("encoding", "4 KiB of random bytes", random.Random(2038).randbytes(4096))
+    add("encoding", "2 MiB of comment", "# " + "x" * (2 << 20) + "\n")
+    for name, make in (("a FIFO with no writer", _fifo), ("a UNIX socket", _socket), ("a directory", _directory),
+                       ("a symlink loop", _loop), ("a dangling symlink", _link("/nonexistent/x.toml")),
+                       ("a symlink to /dev/zero", _link("/dev/zero")),
+                       ("a symlink to /dev/urandom", _link("/dev/urandom"))):
+        cases.append(("special file", name, _special(f"special-{len(cases)}.toml", make)))
+    cases.append(("special file", "/dev/zero", lambda folder: Path("/dev/zero")))
+    cases.append(("name", "a name with ESC [2J", _text("x\x1b[2Jy.toml", "= broken")))
+    cases.append(("name", "a name with a newline", _text("two\nlines.toml", "= broken")))
+    cases.append(("name", "a missing file", lambda folder: folder / "missing.toml"))
+    cases.append(("name", "a [variant] the file lacks", lambda folder: Path(
+        str(paths.SCENARIOS / "filetimes" / "filesystems.toml") + "[nope]")))
+    for index, path in enumerate(suite.scenario_files()[:5]):
+        text = path.read_text()
+        add("syntax", f"{path.relative_to(paths.SCENARIOS)} cut mid-string",
+            text[:len(text) // 2] + '\nx = "unterminated\n')
+    add("syntax", "a key twice", _top("title", '"again"') + 'title = "twice"\n')
+    add("syntax", "a bad escape", _top("title", '"\\q"'))
+    return cases
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    group: str
+    name: str
+    outcome: str  # one-line error, traceback, hang, accepted, other
+    line: str  # what the user saw (the error line, shortened)
+
+
+def _validate(group: str, name: str, path: Path) -> FileOutcome:
+    env = dict(os.environ, PYTHONPATH=str(paths.REPO))
+    try:
+        result = subprocess.run([sys.executable, "-m", "sandbox", "validate", str(path)], env=env,
+                                capture_output=True, timeout=VALIDATE_SECONDS, check=False)
+    except subprocess.TimeoutExpired:
+        return FileOutcome(group, name, "hang", f"no answer within {VALIDATE_SECONDS:.0f} s")
+    err = result.stderr.decode("utf-8", "replace")
+    lines = err.strip().splitlines()
+    if "Traceback" in err:
+        return FileOutcome(group, name, "traceback", lines[-1] if lines else "")
+    if result.returncode == 0:
+        return FileOutcome(group, name, "accepted", lines[-1] if lines else "")
+    clean = not any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in err.strip())
+    if result.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ") and clean:
+        return FileOutcome(group, name, "one-line error", lines[0])
+    return FileOutcome(group, name, "other", f"exit {result.returncode}: {err.strip()[:80]!r}")
+
+
+def try_malformed(folder: Path) -> list[FileOutcome]:
+    folder.mkdir(parents=True, exist_ok=True)
+    cases = [(group, name, make(folder)) for group, name, make in malformed()]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        return list(pool.map(lambda case: _validate(*case), cases))
+
+# --------------------------------------------------------------------------
+# 2. Signals.
+
+
+SLOW = """\
+title = "a guest that waits, to be interrupted"
+rtc = "2038-01-19T03:13:50Z"
+machines = ["x86_64"]
+timeout = 60
+
+[[step]]
+phase = "before"
+probe = "clock"
+flavours = ["time64"]
+
+[[step]]
+wait = {wait}
+"""
+TARGETS = ("just", "just binary", "python", "process group")
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@dataclass(frozen=True)
+class SignalTrial:
+    target: str
+    signal: str
+    qemu_left: int  # QEMU processes of the run 2 s after the signal
+    gone_after: float | None  # seconds until the last one was gone (None: still there)
+    outcome: str  # what run.json says ("" when there is none)
+    report_kept: bool  # report.txt written
+    exit_code: int | None  # of the `just` command
+    note: str = ""
+
+    @property
+    def evidence_kept(self) -> bool:
+        return bool(self.outcome) and self.report_kept
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+    except OSError:
+        return []
+
+
+def _pids() -> list[int]:
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()]
+
+
+def qemu_of(results: Path) -> list[int]:
+    """The QEMU processes whose command line names this results folder."""
+    return [pid for pid in _pids()
+            if (argv := _cmdline(pid)) and argv[0].startswith("qemu-system") and str(results) in " ".join(argv)]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        return []
+
+
+def _descendants(pid: int) -> list[int]:
+    found, pending = [], [pid]
+    while pending:
+        for child in _children(pending.pop()):
+            found.append(child)
+            pending.append(child)
+    return found
+
+
+def _wait_for(condition: Callable[[], object], seconds: float, step: float = 0.02) -> object:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        value = condition()
+        if value:
+            return value
+        time.sleep(step)
+    return condition()
+
+
+def signal_trial(target: str, signum: int, folder: Path, wait: int = 20) -> SignalTrial:
+    """Run a waiting scenario through `just run` in its own session, signal
+    `target` once the guest has answered, and see what is left."""
+    just = shutil.which("just")
+    if just is None:
+        raise SandboxError("`just` is not installed (npm install -g rust-just)")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "slow.toml").write_text(SLOW.format(wait=wait))
+    results = folder / "results"
+    env = dict(os.environ, Y2038_RESULTS=str(results))
+    proc = subprocess.Popen([just, "--justfile", str(paths.REPO / "justfile"), "--working-directory", str(folder),
+                             "run", "slow.toml"], env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        def answered() -> bool:  # the probe's reply is in: the guest is in its wait
+            return any("@@Y2038 END 1 " in log.read_text("utf-8", "replace")
+                       for log in results.glob("*/*/*/agent.log"))
+        if not _wait_for(answered, 120, 0.1):
+            raise SandboxError(f"{target}/{signal.Signals(signum).name}: the guest never answered "
+                               f"(see {results})")
+        time.sleep(0.3)
+        tree = _descendants(proc.pid)
+        python = next(p for p in tree if "sandbox" in _cmdline(p) and "run" in _cmdline(p))
+        binary = next((p for p in [proc.pid, *tree] if Path(_cmdline(p)[0]).name == "just"
+                       and _cmdline(p)[0] != "node"), proc.pid)
+        pid = {"just": proc.pid, "just binary": binary, "python": python}.get(target)
+        sent = time.monotonic()
+        if pid is None:
+            os.killpg(proc.pid, signum)
+        else:
+            os.kill(pid, signum)
+        gone = _wait_for(lambda: not qemu_of(results), 2.0)
+        gone_after = time.monotonic() - sent if gone else None
+        left = len(qemu_of(results))
+        try:
+            code: int | None = proc.wait(wait + 30)
+        except subprocess.TimeoutExpired:
+            code = None
+        _wait_for(lambda: not _alive(python), wait + 30)  # the wrapper may die before Python has written
+        if gone_after is None:
+            _wait_for(lambda: not qemu_of(results), wait + 30)
+            gone_after = time.monotonic() - sent if not qemu_of(results) else None
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    runs = list(results.glob("*/*/*/run.json"))
+    outcome = json.loads(runs[0].read_text())["outcome"] if runs else ""
+    report = bool(runs) and (runs[0].parent / "report.txt").is_file()
+    note = "" if pid != binary or binary != proc.pid else "the command on PATH is the just binary"
+    return SignalTrial(target, signal.Signals(signum).name, left, gone_after, outcome, report, code, note)
+
+# --------------------------------------------------------------------------
+# 3. Kernel findings.
+
+
+FINDING_LINES = {
+    "panic": "[    5.000000] Kernel panic - not syncing: sysrq triggered crash",
+    "oops": "[    5.000000] Oops: 0002 [#1] PREEMPT SMP NOPTI",
+    "kasan": "[    5.000000] BUG: KASAN: slab-out-of-bounds in ktime_get_real_ts64+0x2c/0x90",
+    "ubsan": "[    5.000000] UBSAN: shift-out-of-bounds in kernel/time/time.c:802:14",
+    "bug": "[    5.000000] BUG: sleeping function called from invalid context at kernel/time/timer.c:1",
+    "warning": "[    5.000000] WARNING: CPU: 0 PID: 93 at kernel/time/timekeeping.c:1331 do_settimeofday64+0x1c3/0x1e0",
+    "hung-task": "[  125.000000] INFO: task clock:93 blocked for more than 120 seconds.",
+    "rcu-stall": "[   30.000000] rcu: INFO: rcu_sched detected stalls on CPUs/tasks:",
+}
+ECHO = "[    0.000000] Kernel command line: console=ttyS0 panic=-1 y2038.agent=ttyS1 Kernel panic - not syncing"
+PLAIN = """\
+title = "no expectations: only the kernel log decides"
+rtc = "2038-01-19T03:13:50Z"
+machines = ["x86_64"]
+{extra}
+[[step]]
+phase = "p"
+probe = "clock"
+"""
+
+
+@dataclass(frozen=True)
+class FindingOutcome:
+    kind: str
+    line: str
+    effect: str
+
+
+def finding_effects() -> list[FindingOutcome]:
+    """What one console line of each kind does to a run."""
+    plain = parse_scenario(PLAIN.format(extra=""), "kernel-findings.toml", suite.catalogue(),
+                           suite.machine_flavours())
+    effects = []
+    for kind, line in [*FINDING_LINES.items(), ("(command-line echo)", ECHO)]:
+        findings = tuple(klog.scan([line]))
+        if any(f.kind in klog.FATAL for f in findings):
+            outcome, _ = classify(GuestDied("QEMU exited"), findings)
+            hung, _ = classify(GuestHung("no answer"), findings)
+            effect = f"ends the run at once: outcome {outcome} (also when the agent hung: {hung}), exit 3"
+        else:
+            result = evaluate(plain, "x86_64", (), findings)
+            expecting = parse_scenario(PLAIN.format(extra=f'expect-kernel = ["{kind}"]'), "k.toml",
+                                       suite.catalogue(), suite.machine_flavours()) if findings else None
+            allowed = expecting is not None and evaluate(expecting, "x86_64", (), findings).passed
+            effect = ("fails the completed run (judged, exit 1)" + ("; passes with expect-kernel" if allowed else "")
+                      if not result.passed else
+                      "no finding: a hang stays a hang" if not findings else "passes")
+        effects.append(FindingOutcome(kind, line, effect))
+    return effects
+
+# --------------------------------------------------------------------------
+# The report.
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    cells = [header, ["---"] * len(header), *rows]
+    return "\n".join("| " + " | ".join(row) + " |" for row in cells)
+
+
+def report(files: list[FileOutcome], trials: list[SignalTrial], effects: list[FindingOutcome]) -> str:
+    out = []
+    counts: dict[str, int] = {}
+    for f in files:
+        counts[f.outcome] = counts.get(f.outcome, 0) + 1
+    out.append(f"### Malformed files: {len(files)} tried\n")
+    out.append(", ".join(f"{outcome}: {n}" for outcome, n in sorted(counts.items())) + "\n")
+    out.append(_table(["group", "file", "outcome", "what the user sees"],
+                      [[f.group, f.name.replace("|", "\\|"), f.outcome,
+                        "`" + f.line.replace("|", "\\|").replace("`", "'")[:110] + "`"] for f in files]))
+    if trials:
+        kept = sum(t.evidence_kept for t in trials)
+        out.append(f"\n### Signals x targets: {len(trials)} trials, QEMU left after 2 s: "
+                   f"{sum(t.qemu_left for t in trials)}, evidence kept: {kept}/{len(trials)} "
+                   f"({100 * kept // len(trials)}%)\n")
+        out.append(_table(["target", "signal", "QEMU left after 2 s", "QEMU gone after", "run.json outcome",
+                           "report.txt", "exit code"],
+                          [[t.target, t.signal, str(t.qemu_left),
+                            f"{t.gone_after:.2f} s" if t.gone_after is not None else "never",
+                            t.outcome or "(none)", "yes" if t.report_kept else "no",
+                            str(t.exit_code)] for t in trials]))
+    out.append(f"\n### Kernel findings: {len(effects) - 1} kinds\n")
+    out.append(_table(["kind", "console line", "effect"],
+                      [[e.kind, "`" + e.line + "`", e.effect] for e in effects]))
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="sandbox reliability", description=__doc__.splitlines()[0])
+    parser.add_argument("--no-boot", action="store_true", help="skip the signal trials (they boot x86_64)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="y2038-reliability-") as tmp:
+        folder = Path(tmp)
+        say("malformed files ...")
+        files = try_malformed(folder / "files")
+        trials = []
+        if not args.no_boot:
+            for target in TARGETS:
+                for signum in SIGNALS:
+                    say(f"signal {signal.Signals(signum).name} to {target} ...")
+                    trials.append(signal_trial(target, signum, folder / f"{target}-{signum}".replace(" ", "-")))
+        effects = finding_effects()
+    print(report(files, trials, effects), end="")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
