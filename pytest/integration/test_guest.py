@@ -49,7 +49,7 @@ def test_guest_clock_starts_at_the_rtc_base(y2038_target: Callable[..., Target],
     with boot(y2038_target(), y2038_evidence) as guest:
         guest.wait_ready(Deadline(60))
         seconds = int(guest.run("date +%s", Deadline(30)).text)
-    assert parse_time(RTC) <= seconds < parse_time(RTC) + 60  # the RTC base plus boot time
+    assert parse_time(RTC + "Z") <= seconds < parse_time(RTC + "Z") + 60  # the RTC base plus boot time
 
 
 def test_panic_is_classified_and_qemu_is_gone(y2038_target: Callable[..., Target],
@@ -84,3 +84,20 @@ def test_an_exception_in_the_block_leaves_no_qemu(y2038_target: Callable[..., Ta
             pid = guest.pid
             raise KeyboardInterrupt
     assert not alive(pid)
+
+
+def test_kernel_panic_on_the_command_line_is_no_panic(y2038_target: Callable[..., Target],
+                                                      y2038_evidence: Path) -> None:
+    """The kernel echoes its command line on the console ("Command line:",
+    "Kernel command line:", "Unknown kernel command line parameters"): words
+    a scenario adds must not turn a hang into a panic (issue 14, item 4)."""
+    target = y2038_target()
+    request = BootRequest(target.machine, target.kernel.boot_image, target.initramfs.path, RTC,
+                          target.accel.name, y2038_evidence, append=("Kernel", "panic", "-", "not", "syncing"))
+    with Guest(request) as guest:
+        guest.wait_ready(Deadline(60))
+        with pytest.raises(GuestHung) as hung:
+            guest.run("sleep 600", Deadline(2))
+    console = (y2038_evidence / "console.log").read_text()
+    assert "Kernel panic - not syncing" in console  # echoed, and nothing else
+    assert classify(hung.value, tuple(klog.scan(console.splitlines())))[0] == "hang"
