@@ -11,6 +11,9 @@ names the function behind it (sandbox/report/comments.py); the clock and the
 file times drawn (sandbox/report/timeline.py); the run's facts and links to
 its evidence files. Styles and images are inline, nothing is fetched, no
 script runs: it reads the same offline and as an attachment.
+
+Over 400 lines because it is the page itself: its styles and each of its
+sections (failures, matrices, facts, evidence links) as small functions.
 """
 from __future__ import annotations
 
