@@ -7,7 +7,9 @@ the host's apt configuration or package database.
    (cache/apt/<suite>-<arch>/: its own sources, lists, archives and an empty
    dpkg status), refreshed once a day.
 2. `apt-get install --download-only` of the userland's packages into it:
-   with an empty status, apt fetches the whole dependency closure.
+   with an empty status, apt fetches the whole dependency closure. What it
+   chose is remembered until the lists are refreshed, so a warm build asks
+   apt nothing.
 3. The exact versions of what was fetched (name, version, architecture,
    read from each .deb) make the cache key; each .deb is unpacked with
    `dpkg-deb -x`, documentation and translations dropped, the merged-/usr
@@ -149,6 +151,24 @@ def _package(deb: Path) -> Package:
     return Package(values["Package"], values["Version"], values["Architecture"])
 
 
+def _resolved(userland: Userland, state: Path) -> tuple[list[Path], list[Package]]:
+    """The .debs and their exact versions: asked of apt once per package list
+    and refresh of the apt lists, then read back from resolved-<hash>.json."""
+    lists = (state / "lists" / ".updated").stat().st_mtime
+    wanted = hashlib.sha256(json.dumps([userland.arch, *userland.packages, lists]).encode()).hexdigest()[:16]
+    memo = state / f"resolved-{wanted}.json"
+    if memo.is_file():
+        known = json.loads(memo.read_text())
+        debs = [Path(d) for d in known["debs"]]
+        if all(d.is_file() for d in debs):
+            return debs, [Package(*p) for p in known["packages"]]
+    debs = _download(userland, state)
+    packages = [_package(deb) for deb in debs]
+    memo.write_text(json.dumps({"debs": [str(d) for d in debs],
+                                "packages": [[p.name, p.version, p.arch] for p in packages]}))
+    return debs, packages
+
+
 def userland_key(userland: Userland, packages: list[Package], drop: tuple[str, ...]) -> str:
     text = json.dumps({"recipe": RECIPE, "name": userland.name,
                        "packages": sorted(map(str, packages)), "drop": list(drop)})
@@ -205,8 +225,7 @@ def _store(userland: Userland, debs: list[Path], packages: list[Package], drop: 
 def build_userland(userland: Userland, userlands: Userlands) -> UserlandArtifact:
     """The userland from the cache, or downloaded and unpacked first."""
     state = _prepare_state(userland, userlands)
-    debs = _download(userland, state)
-    packages = [_package(deb) for deb in debs]
+    debs, packages = _resolved(userland, state)
     key = userland_key(userland, packages, userlands.drop)
     root = cache_dir() / "userlands"
     root.mkdir(parents=True, exist_ok=True)
