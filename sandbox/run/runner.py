@@ -116,7 +116,7 @@ class _Progress:
         self.records: list[CommandRecord] = []
 
 
-def _drive(guest: GuestPort, commands: list[GuestCommand], scenario: Scenario, machine: str,
+def _drive(guest: GuestPort, commands: list[GuestCommand], scenario: str, machine: str,
            deadline: Deadline, progress: _Progress) -> None:
     progress.release = guest.wait_ready(deadline.within(BOOT_SECONDS))
     progress.boot_seconds = guest.boot_seconds
