@@ -69,6 +69,13 @@ report *folder:
 validate *files:
     exec {{sandbox}} validate "$@"
 
+# Which of these binaries break in 2038: `just rehearse --static INPUT...` reads ELF
+# files, directory trees, .debs or <userland>:<package> names, without booting
+# (docs/rehearse.md); --json FILE keeps every record.
+[positional-arguments]
+rehearse *args:
+    exec {{sandbox}} rehearse "$@"
+
 # Build, boot and demo timings, printed as figures (--no-cold skips the 5-minute cold build).
 [positional-arguments]
 bench *args:

@@ -34,7 +34,8 @@ def just(workdir: Path, *args: str) -> subprocess.CompletedProcess[str]:
 @pytest.mark.parametrize("args", [["validate", *HOSTILE], ["run", *HOSTILE], ["report", *HOSTILE],
                                   *(["record", name] for name in HOSTILE[:3]),
                                   *(["record", "a.toml", name] for name in HOSTILE[:3]),
-                                  ["demo", HOSTILE[0]], ["build", HOSTILE[0]]],
+                                  ["demo", HOSTILE[0]], ["build", HOSTILE[0]],
+                                  ["rehearse", "--static", *HOSTILE]],
                          ids=lambda args: f"{args[0]}-{len(args)}")
 def test_a_hostile_name_never_reaches_the_shell(tmp_path: Path, args: list[str]) -> None:
     """Every name at once: a shell would expand them all before Python runs."""

@@ -14,6 +14,8 @@ import traceback
 import time
 from pathlib import Path
 
+from sandbox.audit import lines as audit_lines
+from sandbox.audit.static import audit_static
 from sandbox.build import deps
 from sandbox.base import paths
 from sandbox.report import html as html_report
@@ -221,6 +223,21 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
+def cmd_rehearse(args: argparse.Namespace) -> int:
+    """Which of these binaries will break in 2038: the static audit (no boot)."""
+    if not args.static:
+        raise SandboxError("rehearse: only the static audit is built so far; give --static "
+                           "(the runtime audit, which boots, comes later: docs/rehearse.md)")
+    result = audit_static(args.inputs)
+    for rejected in result.rejected:
+        print(f"error: {rejected.line()}", file=sys.stderr)
+    print(audit_lines.report(result))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"inputs": args.inputs, **result.to_json()}, indent=1) + "\n")
+        say(f"wrote {args.json}")
+    return EXIT_ERROR if result.rejected else EXIT_PASSED
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     files = [Path(f) for f in args.scenarios] or suite.scenario_files()
     scenarios = suite.load_all(files)
@@ -265,6 +282,12 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("folder", nargs="?", help="a results folder (default: the newest under results/)")
     doc = verb("programs-doc", cmd_programs_doc, "write docs/real-programs.md from results folders")
     doc.add_argument("results", nargs="+")
+    rh = verb("rehearse", cmd_rehearse, "which of these binaries break in 2038 (--static: without booting)")
+    rh.add_argument("--static", action="store_true", help="the static audit only: symbols and system-call "
+                    "instructions, nothing boots")
+    rh.add_argument("--json", metavar="FILE", help="also write every record as JSON to FILE")
+    rh.add_argument("inputs", nargs="+", metavar="INPUT",
+                    help="an ELF file, a directory tree, a .deb, <userland>:<package> or <userland>:")
     v = verb("validate", cmd_validate, "check scenario files without booting")
     v.add_argument("scenarios", nargs="*")
     return p

@@ -95,9 +95,9 @@ def _arch_options(userland: Userland) -> list[str]:
     return ["-o", f"APT::Architecture={userland.arch}", "-o", f"APT::Architectures::={userland.arch}"]
 
 
-def _apt(argv: list[str], what: str) -> str:
+def _apt(argv: list[str], what: str, cwd: Path | None = None) -> str:
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, check=False,
+        proc = subprocess.run(argv, capture_output=True, text=True, check=False, cwd=cwd,
                               env={**os.environ, "LC_ALL": "C", "DEBIAN_FRONTEND": "noninteractive"})
     except FileNotFoundError:
         raise SandboxError(f"{what}: {argv[0]} not found (Debian package apt)") from None
@@ -145,7 +145,8 @@ def _download(userland: Userland, state: Path) -> list[Path]:
     return debs
 
 
-def _package(deb: Path) -> Package:
+def package_of(deb: Path) -> Package:
+    """The name, version and architecture a .deb declares."""
     fields = _apt(["dpkg-deb", "-f", str(deb), "Package", "Version", "Architecture"], f"dpkg-deb -f {deb.name}")
     values = dict(line.split(": ", 1) for line in fields.splitlines() if ": " in line)
     return Package(values["Package"], values["Version"], values["Architecture"])
@@ -163,10 +164,22 @@ def _resolved(userland: Userland, state: Path) -> tuple[list[Path], list[Package
         if all(d.is_file() for d in debs):
             return debs, [Package(*p) for p in known["packages"]]
     debs = _download(userland, state)
-    packages = [_package(deb) for deb in debs]
+    packages = [package_of(deb) for deb in debs]
     memo.write_text(json.dumps({"debs": [str(d) for d in debs],
                                 "packages": [[p.name, p.version, p.arch] for p in packages]}))
     return debs, packages
+
+
+def download_package(userland: Userland, userlands: Userlands, package: str, into: Path) -> Path:
+    """One package's .deb (not what it depends on), fetched from the
+    userland's private apt state into the folder `into`."""
+    state = _prepare_state(userland, userlands)
+    _apt(["apt-get", *_apt_options(state), *_arch_options(userland), "download", "-q", package],
+         f"apt-get download {package} ({userland.suite}/{userland.arch})", cwd=into)
+    found = sorted(into.glob(f"{package}_*.deb"))
+    if not found:
+        raise SandboxError(f"apt-get download {package} left no .deb in {into}")
+    return found[0]
 
 
 def userland_key(userland: Userland, packages: list[Package], drop: tuple[str, ...]) -> str:
@@ -176,9 +189,14 @@ def userland_key(userland: Userland, packages: list[Package], drop: tuple[str, .
 
 
 # -- the tree and its archive -------------------------------------------------------
+def unpack_deb(deb: Path, root: Path) -> None:
+    """The files of one .deb under root (dpkg-deb -x: no root, no scripts run)."""
+    _apt(["dpkg-deb", "-x", str(deb), str(root)], f"dpkg-deb -x {deb.name}")
+
+
 def _unpack(debs: list[Path], root: Path, drop: tuple[str, ...]) -> None:
     for deb in debs:
-        _apt(["dpkg-deb", "-x", str(deb), str(root)], f"dpkg-deb -x {deb.name}")
+        unpack_deb(deb, root)
     for path in drop:
         shutil.rmtree(root / path, ignore_errors=True)
     for name in MERGED_USR:

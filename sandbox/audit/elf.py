@@ -1,0 +1,153 @@
+"""What one ELF file says about itself, read with pyelftools (Debian's
+python3-pyelftools): class, machine, static or dynamic, interpreter, C
+library, DT_NEEDED, the symbols it takes from others and its executable
+bytes. A static binary's own symbol table, when it kept one, is not read:
+glibc and musl define a function's 32-bit and 64-bit time entry points in
+one object file, so both are linked in whichever the program called.
+
+    read_elf(path) -> ElfFacts        (NotElf or BadElf for what is not one)
+
+Reading only: no verdict here (sandbox/audit/verdict.py), no scanning of
+the code (sandbox/audit/syscalls.py).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.constants import SH_FLAGS, P_FLAGS
+from elftools.elf.dynamic import DynamicSection
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
+
+from sandbox.base.errors import SandboxError
+
+ELF_MAGIC = b"\x7fELF"
+
+# (ELF class, e_machine) -> the machine that boots it (sandbox/base/machines.py)
+BOOTED = {
+    (32, "EM_386"): "i386",
+    (32, "EM_ARM"): "armhf",
+    (64, "EM_X86_64"): "x86_64",
+}
+# How the C library shows itself: (where, substring) -> libc, first match wins
+LIBC_MARKS = (
+    ("interp", "ld-musl", "musl"),
+    ("needed", "libc.musl", "musl"),
+    ("interp", "ld-linux", "glibc"),
+    ("needed", "libc.so.6", "glibc"),
+    ("soname", "libc.so.6", "glibc"),
+    ("soname", "ld-linux", "glibc"),
+    ("section", ".note.go.buildid", "go"),
+    ("section", ".go.buildinfo", "go"),
+    ("section", ".note.ABI-tag", "glibc"),  # glibc's crt1.o carries it; musl's does not
+)
+
+
+class NotElf(SandboxError):
+    """Not an ELF file at all."""
+
+
+class BadElf(SandboxError):
+    """An ELF file we cannot read (truncated, corrupt) or do not boot."""
+
+
+@dataclass(frozen=True)
+class ElfFacts:
+    bits: int  # 32 or 64
+    machine: str  # e_machine as pyelftools names it: EM_386, EM_ARM, EM_X86_64
+    booted_on: str  # our machine name (i386, armhf, x86_64)
+    kind: str  # exec, pie, shared, other
+    static: bool
+    interpreter: str
+    soname: str
+    libc: str  # glibc, musl, go, none, unknown
+    needed: tuple[str, ...]
+    imports: frozenset[str]  # undefined dynamic symbols
+    stripped: bool
+    code: tuple[bytes, ...]  # the executable sections (or segments), for the syscall scan
+
+
+def has_elf_magic(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.read(4) == ELF_MAGIC
+
+
+def _kind(elf: ELFFile, interpreter: str) -> str:
+    e_type = elf.header["e_type"]
+    if e_type == "ET_EXEC":
+        return "exec"
+    if e_type == "ET_DYN":
+        return "pie" if interpreter else "shared"
+    return "other"
+
+
+def _dynamic(elf: ELFFile) -> tuple[tuple[str, ...], str]:
+    section = next((s for s in elf.iter_sections() if isinstance(s, DynamicSection)), None)
+    if section is None:
+        return (), ""
+    needed = tuple(t.needed for t in section.iter_tags("DT_NEEDED"))
+    soname = next((t.soname for t in section.iter_tags("DT_SONAME")), "")
+    return needed, soname
+
+
+def _imports(elf: ELFFile) -> frozenset[str]:
+    section = elf.get_section_by_name(".dynsym")
+    if not isinstance(section, SymbolTableSection):
+        return frozenset()
+    return frozenset(s.name.split("@", 1)[0] for s in section.iter_symbols()
+                     if s.name and s["st_shndx"] == "SHN_UNDEF")
+
+
+def _code(elf: ELFFile) -> tuple[bytes, ...]:
+    sections = [s.data() for s in elf.iter_sections()
+                if s["sh_flags"] & SH_FLAGS.SHF_EXECINSTR and s["sh_type"] != "SHT_NOBITS"]
+    if sections:
+        return tuple(sections)
+    return tuple(seg.data() for seg in elf.iter_segments()  # no section headers (sstrip)
+                 if seg["p_type"] == "PT_LOAD" and seg["p_flags"] & P_FLAGS.PF_X)
+
+
+def _libc(marks: dict[str, tuple[str, ...]], dynamic: bool) -> str:
+    for where, text, libc in LIBC_MARKS:
+        if any(text in value for value in marks[where]):
+            return libc
+    return "none" if dynamic else "unknown"
+
+
+def _facts(elf: ELFFile) -> ElfFacts:
+    bits = elf.elfclass
+    machine = elf.header["e_machine"]
+    booted_on = BOOTED.get((bits, machine))
+    if booted_on is None or not elf.little_endian:
+        order = "" if elf.little_endian else "big-endian "
+        raise BadElf(f"a {bits}-bit {order}{machine.removeprefix('EM_')} ELF: no machine here boots it "
+                     f"(machines: {', '.join(sorted(set(BOOTED.values())))})")
+    interpreter = next((seg.get_interp_name() for seg in elf.iter_segments() if seg["p_type"] == "PT_INTERP"), "")
+    needed, soname = _dynamic(elf)
+    dynamic = bool(interpreter or needed or soname)
+    sections = tuple(s.name for s in elf.iter_sections())
+    marks = {"interp": (interpreter,), "needed": needed, "soname": (soname,), "section": sections}
+    return ElfFacts(
+        bits=bits, machine=machine, booted_on=booted_on, kind=_kind(elf, interpreter),
+        static=not dynamic, interpreter=interpreter, soname=soname, libc=_libc(marks, dynamic),
+        needed=needed, imports=_imports(elf),
+        stripped=".symtab" not in sections, code=_code(elf))
+
+
+def read_elf(path: Path) -> ElfFacts:
+    """The facts of one file; NotElf or BadElf (one line each) otherwise."""
+    if not has_elf_magic(path):
+        raise NotElf("not an ELF file")
+    try:
+        with path.open("rb") as stream:
+            return _facts(ELFFile(stream))
+    except (ELFError, ValueError, KeyError, AssertionError, EOFError) as err:
+        # pyelftools raises several types for a file cut short or corrupt
+        # (ELFParseError, a struct error inside construct, a failed assert)
+        raise BadElf(f"unreadable ELF ({type(err).__name__}: {str(err)[:80] or 'truncated'})") from None
+    except Exception as err:  # noqa: BLE001 - construct's StreamError and friends are not exported
+        if type(err).__module__.startswith(("elftools", "construct")):
+            raise BadElf(f"unreadable ELF ({type(err).__name__}: {str(err)[:80] or 'truncated'})") from None
+        raise

@@ -1,0 +1,127 @@
+"""What the user names, turned into the files to audit.
+
+    expand(["./bin", "x.deb", "debian12-armhf:sqlite3"], workdir) -> Expanded
+
+An input is, first match wins (KINDS):
+- `<userland>:<package>`: the package's .deb, fetched through the
+  userland's private apt state (sandbox/build/userland.py), then as a .deb;
+  `<userland>:` alone is the userland's whole tree as the guest gets it;
+- a directory: every ELF file under it (links not followed, a file with
+  several hard links once; files that are not ELF are counted, not named);
+- a .deb: unpacked with `dpkg-deb -x` into workdir, then as a directory;
+- any other file: itself (not an ELF file: one line saying so).
+
+An input that cannot be expanded (missing, unknown userland, a package apt
+does not know) gives one Rejected and the others go on.
+"""
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandbox.audit.elf import has_elf_magic
+from sandbox.audit.record import Origin, Rejected
+from sandbox.base.errors import SandboxError
+from sandbox.build.userland import build_userland, download_package, package_of, unpack_deb
+from sandbox.scenario.userlands import Userlands, load_userlands
+
+USERLAND_INPUT = re.compile(r"(?P<userland>[a-z0-9][a-z0-9-]*):(?P<package>[a-z0-9][a-z0-9+.-]*)?")
+DEB_MAGIC = b"!<arch>\ndebian-binary"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    origin: Origin
+    path: Path  # the file on the host
+
+
+@dataclass
+class Expanded:
+    candidates: list[Candidate] = field(default_factory=list)
+    rejected: list[Rejected] = field(default_factory=list)
+    not_elf: int = 0  # files inside trees that are not ELF, skipped
+
+    def add(self, other: Expanded) -> None:
+        self.candidates += other.candidates
+        self.rejected += other.rejected
+        self.not_elf += other.not_elf
+
+
+def walk(root: Path, text: str, package: str = "") -> Expanded:
+    """Every ELF file under root, once per inode, in a stable order."""
+    found = Expanded()
+    seen: set[tuple[int, int]] = set()
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            info = path.lstat()
+            if not stat.S_ISREG(info.st_mode) or (info.st_dev, info.st_ino) in seen:
+                continue
+            seen.add((info.st_dev, info.st_ino))
+            if info.st_size >= 4 and has_elf_magic(path):
+                found.candidates.append(Candidate(Origin(text, path.relative_to(root).as_posix(), package), path))
+            else:
+                found.not_elf += 1
+    return found
+
+
+def _is_deb(path: Path) -> bool:
+    with path.open("rb") as f:
+        return f.read(len(DEB_MAGIC)) == DEB_MAGIC
+
+
+def _deb(deb: Path, text: str, workdir: Path) -> Expanded:
+    package = package_of(deb)
+    root = workdir / f"deb-{len(list(workdir.iterdir()))}"
+    unpack_deb(deb, root)
+    return walk(root, text, f"{package.name}={package.version}")
+
+
+def _userland_input(text: str, workdir: Path, userlands: Callable[[], Userlands]) -> Expanded:
+    match = USERLAND_INPUT.fullmatch(text)
+    assert match is not None
+    table = userlands()
+    userland = table.get(match["userland"])
+    if userland is None:
+        raise SandboxError(f"no userland '{match['userland']}' (rootfs/userlands.toml: {', '.join(table.by_name)})")
+    if not match["package"]:
+        return walk(build_userland(userland, table).root, text)
+    into = workdir / f"download-{len(list(workdir.iterdir()))}"
+    into.mkdir()
+    return _deb(download_package(userland, table, match["package"], into), text, workdir)
+
+
+def _path_input(text: str, workdir: Path) -> Expanded:
+    path = Path(text)
+    if not path.exists():
+        raise SandboxError("no such file or directory")
+    if path.is_dir():
+        return walk(path, text)
+    if not path.is_file():
+        raise SandboxError("not a regular file or directory")
+    if _is_deb(path):
+        return _deb(path, text, workdir)
+    return Expanded(candidates=[Candidate(Origin(text, ""), path)])
+
+
+def expand_one(text: str, workdir: Path, userlands: Callable[[], Userlands] = load_userlands) -> Expanded:
+    """One input; its failure is one Rejected line naming it."""
+    try:
+        if USERLAND_INPUT.fullmatch(text) and not Path(text).exists():
+            return _userland_input(text, workdir, userlands)
+        return _path_input(text, workdir)
+    except (SandboxError, OSError) as err:
+        message = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+        return Expanded(rejected=[Rejected(text, message)])
+
+
+def expand(inputs: list[str], workdir: Path, userlands: Callable[[], Userlands] = load_userlands) -> Expanded:
+    found = Expanded()
+    for text in inputs:
+        found.add(expand_one(text, workdir, userlands))
+    return found

@@ -1,0 +1,59 @@
+"""The static audit for a person: one line per file within 100 columns, and
+a summary (pure: records in, text out). The JSON is the records themselves.
+"""
+from __future__ import annotations
+
+from sandbox.audit.record import BinaryAudit
+from sandbox.audit.static import StaticAudit
+from sandbox.base.errors import printable
+
+WIDTH = 100
+HEADER = f"{'static verdict':<21} {'machine':<6} {'link':<6} {'libc':<5} file  evidence"
+LINK = {"dynamic": "dyn", "static": "static"}
+
+
+def _names(label: str, names: tuple[str, ...], shown: int = 3) -> str:
+    more = f" +{len(names) - shown}" if len(names) > shown else ""
+    return f"{label}: {' '.join(names[:shown])}{more}"
+
+
+def evidence(audit: BinaryAudit) -> str:
+    parts = []
+    if audit.time32:
+        parts.append(_names("time32", audit.time32))
+    if audit.time64:
+        parts.append(_names("time64", audit.time64, 2 if audit.time32 else 3))
+    if audit.raw_calls:
+        parts.append(" ".join(f"{name}()" for name in audit.raw_calls))
+    if audit.syscall_sites:
+        parts.append("syscalls: " + " ".join(f"{k} x{n}" for k, n in audit.syscall_sites.items()))
+    if audit.needed_time32:
+        parts.append(_names("needs time32 lib", audit.needed_time32, 2))
+    return "; ".join(parts) or audit.reason
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def line(audit: BinaryAudit) -> str:
+    head = f"{audit.verdict:<21} {audit.machine:<6} {LINK[audit.linkage]:<6} {audit.libc:<5} "
+    name = printable(audit.origin.name)
+    room = WIDTH - len(head)
+    if len(name) > room // 2:  # keep the end of a long path: the file name
+        name = "…" + name[-(room // 2 - 1):]
+    return _fit(f"{head}{name}  {evidence(audit)}", WIDTH)
+
+
+def summary(result: StaticAudit) -> str:
+    counts = ", ".join(f"{v} {n}" for v, n in result.counts().items()) or "none"
+    files = len(result.audits)
+    per100 = f", {100 * result.seconds / files:.2f} s per 100 files" if files else ""
+    extra = f"; {len(result.rejected)} without a verdict" if result.rejected else ""
+    skipped = f"; {result.not_elf} files not ELF, skipped" if result.not_elf else ""
+    return (f"{files} ELF files: {counts}{extra}{skipped}\n"
+            f"static audit: {result.seconds:.2f} s{per100} (runtime audit: not built yet)")
+
+
+def report(result: StaticAudit) -> str:
+    return "\n".join([HEADER, *(line(a) for a in result.audits), "", summary(result)])
