@@ -184,13 +184,29 @@ def test_a_library_that_binds_time32_is_named_by_its_users(tmp_path: Path) -> No
 # -- the syscall scan ----------------------------------------------------------------
 
 
-def test_arm_instructions_count_only_where_aligned() -> None:
+def test_arm_instructions_count_only_where_aligned_and_numbered() -> None:
     svc_arm, svc_thumb = b"\x00\x00\x00\xef", b"\x00\xdf"
-    assert scan("armhf", (svc_arm + b"\x00" + svc_arm[:3],)) == {"svc 0 (arm)": 1}
-    assert scan("armhf", (b"\x01" + svc_thumb + b"\x01",)) == {}
-    assert scan("armhf", (b"\x01\x01" + svc_thumb,)) == {"svc 0 (thumb)": 1}
+    mov_r7_arm, movs_r7_thumb, movw_r7_thumb = b"\x25\x70\xa0\xe3", b"\x25\x27", b"\x4f\xf0\x25\x07"
+    assert scan("armhf", (mov_r7_arm + svc_arm + b"\x00" + svc_arm[:3],)) == {"svc 0 (arm)": 1}
+    assert scan("armhf", (movs_r7_thumb + b"\x01" + svc_thumb + b"\x01",)) == {}  # not half-word aligned
+    assert scan("armhf", (movs_r7_thumb + svc_thumb,)) == {"svc 0 (thumb)": 1}
+    assert scan("armhf", (b"\x80\xb4" + movw_r7_thumb + svc_thumb,)) == {"svc 0 (thumb)": 1}
+    # a switch table among Thumb code: "svc 0" with no number put in r7 before it
+    assert scan("armhf", (b"\x02\x00\x4c\xdf\x02\x00" + svc_thumb,)) == {}
     assert scan("i386", (b"\x90\xcd\x80\x0f\x05",)) == {"int 0x80": 1}  # syscall is not looked for on i386
     assert scan("x86_64", (b"\x0f\x05\xcd\x80",)) == {"syscall": 1, "int 0x80": 1}
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="no objdump (binutils)")
+def test_x86_patterns_are_confirmed_by_disassembly(tmp_path: Path) -> None:
+    """The bytes of int 0x80 inside a mov are not a system call; the instruction is."""
+    inside = compile_c(tmp_path / "inside", "int main(void) { int x; __asm__ volatile(\"mov $0x80cd, %0\" : "
+                       "\"=r\"(x)); return x; }\n", "x86_64")
+    real = compile_c(tmp_path / "real", "int main(void) { __asm__ volatile(\"int $0x80\"); return 0; }\n",
+                     "x86_64")
+    assert scan("x86_64", read_elf(inside).code).get("int 0x80") == 1
+    assert (audit_one(inside).verdict, audit_one(inside).syscall_sites) == ("time64", {})
+    assert (audit_one(real).verdict, audit_one(real).syscall_sites) == ("unknown-needs-runtime", {"int 0x80": 1})
 
 
 # -- bad input: one line each, the others still judged --------------------------------

@@ -219,7 +219,7 @@ def cmd_programs_doc(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from sandbox.app.bench import bench  # only bench needs its imports
-    bench(machine(args.machine), cold=not args.no_cold)
+    bench(machine(args.machine), cold=not args.no_cold, static_audit_only=args.static_audit)
     return EXIT_PASSED
 
 
@@ -275,6 +275,8 @@ def parser() -> argparse.ArgumentParser:
                    help="watch the clock cross the rollover, every flavour once a second (scenarios/clock/live.toml)")
     b = with_machine(verb("bench", cmd_bench, "print build, boot and demo timings"))
     b.add_argument("--no-cold", action="store_true", help="skip the cold (no ccache) build")
+    b.add_argument("--static-audit", action="store_true",
+                   help="only the static audit's time per 100 binaries of each userland (no build, no boot)")
     rec = with_machine(verb("record", cmd_record,
                             "run a scenario and write what it observed as expectations into it"))
     rec.add_argument("scenario")

@@ -83,13 +83,15 @@ def _kind(elf: ELFFile, interpreter: str) -> str:
     return "other"
 
 
-def _dynamic(elf: ELFFile) -> tuple[tuple[str, ...], str]:
+def _dynamic(elf: ELFFile) -> tuple[bool, tuple[str, ...], str]:
+    """Whether it is linked dynamically (a dynamic section: a program, or a
+    library even with no DT_NEEDED), its DT_NEEDED and its SONAME."""
     section = next((s for s in elf.iter_sections() if isinstance(s, DynamicSection)), None)
     if section is None:
-        return (), ""
+        return any(seg["p_type"] == "PT_DYNAMIC" for seg in elf.iter_segments()), (), ""
     needed = tuple(t.needed for t in section.iter_tags("DT_NEEDED"))
     soname = next((t.soname for t in section.iter_tags("DT_SONAME")), "")
-    return needed, soname
+    return True, needed, soname
 
 
 def _imports(elf: ELFFile) -> frozenset[str]:
@@ -125,8 +127,7 @@ def _facts(elf: ELFFile) -> ElfFacts:
         raise BadElf(f"a {bits}-bit {order}{machine.removeprefix('EM_')} ELF: no machine here boots it "
                      f"(machines: {', '.join(sorted(set(BOOTED.values())))})")
     interpreter = next((seg.get_interp_name() for seg in elf.iter_segments() if seg["p_type"] == "PT_INTERP"), "")
-    needed, soname = _dynamic(elf)
-    dynamic = bool(interpreter or needed or soname)
+    dynamic, needed, soname = _dynamic(elf)
     sections = tuple(s.name for s in elf.iter_sections())
     marks = {"interp": (interpreter,), "needed": needed, "soname": (soname,), "section": sections}
     return ElfFacts(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from sandbox.audit.record import BinaryAudit
 from sandbox.audit.static import StaticAudit
+from sandbox.audit.verdict import NEEDS_RUNTIME
 from sandbox.base.errors import printable
 
 WIDTH = 100
@@ -18,15 +19,17 @@ def _names(label: str, names: tuple[str, ...], shown: int = 3) -> str:
 
 
 def evidence(audit: BinaryAudit) -> str:
-    parts = []
+    """What decided the verdict first: the system calls when they left it
+    to the runtime audit, else the time names."""
+    names = []
     if audit.time32:
-        parts.append(_names("time32", audit.time32))
+        names.append(_names("time32", audit.time32))
     if audit.time64:
-        parts.append(_names("time64", audit.time64, 2 if audit.time32 else 3))
-    if audit.raw_calls:
-        parts.append(" ".join(f"{name}()" for name in audit.raw_calls))
+        names.append(_names("time64", audit.time64, 2 if audit.time32 else 3))
+    calls = [" ".join(f"{name}()" for name in audit.raw_calls)] if audit.raw_calls else []
     if audit.syscall_sites:
-        parts.append("syscalls: " + " ".join(f"{k} x{n}" for k, n in audit.syscall_sites.items()))
+        calls.append("syscalls: " + " ".join(f"{k} x{n}" for k, n in audit.syscall_sites.items()))
+    parts = calls + names if audit.verdict == NEEDS_RUNTIME else names + calls
     if audit.needed_time32:
         parts.append(_names("needs time32 lib", audit.needed_time32, 2))
     return "; ".join(parts) or audit.reason

@@ -35,12 +35,13 @@ class StaticAudit:
 
 
 def audit_facts(facts: ElfFacts, candidate: Candidate, symbols: TimeSymbols) -> BinaryAudit:
-    """The record of one file from its facts (pure)."""
+    """The record of one file from its facts (and, for x86 files with a
+    system-call pattern, objdump's reading of it)."""
     # on a 64-bit machine the plain names are the 64-bit ones: nothing to find
     time32 = symbols.time32_used(facts.imports) if facts.bits == 32 else ()
     time64 = symbols.time64_used(facts.imports) if facts.bits == 32 else ()
     raw = symbols.raw_used(facts.imports)
-    sites = syscalls.scan(facts.booted_on, facts.code)
+    sites = syscalls.confirm(facts.booted_on, candidate.path, syscalls.scan(facts.booted_on, facts.code))
     reaches_time32 = syscalls.time32_capable(facts.booted_on, sites) or bool(raw and facts.bits == 32)
     evidence = Evidence(facts.bits, facts.static, time32, time64, sites, reaches_time32)
     verdict, reason = static_verdict(evidence)
