@@ -330,3 +330,22 @@ def test_every_line_fits_100_columns(built: dict[str, Path], tmp_path: Path) -> 
     text = lines.report(result)
     assert all(len(line) <= 100 for line in text.splitlines()), text
     assert "…-/a-program-with-a-long-name  time32: " in text
+
+
+# -- our list next to lintian's and OE-core's ---------------------------------------------
+
+
+def test_what_lintian_and_oe_core_miss() -> None:
+    from sandbox.audit.symbols import compare, load_others
+    ours, others = load_symbols(), load_others()
+    lintian, oe = compare(ours, "lintian", others["lintian"]), compare(ours, "oe-core", others["oe-core"])
+    # lintian knows the plain names only: a 32-bit time_t program built with
+    # _FILE_OFFSET_BITS=64 (most of Debian) binds stat64, fstat64, lstat64
+    assert {"stat64", "fstat64", "lstat64", "fstatat64", "fcntl64", "glob64"} <= set(lintian.misses)
+    assert {"pthread_cond_timedwait", "sem_clockwait", "mq_timedsend", "wait4"} <= set(lintian.misses)
+    assert lintian.extra == ()
+    # OE-core misses what glibc before 2.33 bound (__xstat64...), and musl's ftime/stime
+    assert set(oe.misses) == {"__fxstat", "__fxstat64", "__fxstatat", "__fxstatat64", "__lxstat", "__lxstat64",
+                              "__xstat", "__xstat64", "aio_suspend64", "ftime", "stime"}
+    # and flags aio calls that carry no time (glibc 2.36 has no 64-bit time name for them)
+    assert set(oe.extra) == {"aio_cancel", "aio_error", "aio_read", "aio_return", "aio_write", "lio_listio"}

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.audit.corpus import agreement, build_probes, flavour_of
+from sandbox.audit.corpus import BROKE_AFTER, agree, agreement, build_probes, cached_userland, flavour_of, \
+    program_answers, program_files
 from sandbox.audit.static import audit_static
 from sandbox.base.machines import MACHINES
 
@@ -52,3 +53,37 @@ def test_what_each_linkage_leaves_to_the_runtime_audit(corpus) -> None:
             [("i386", f) for f in ("time32-libc", "time32-syscall", "time64")]
     else:  # syscall(__NR_clock_gettime, ...) alone is the time32-syscall flavour's clock
         assert left == [("armhf", "time32-syscall"), ("i386", "time32-syscall")]
+
+
+def test_debian_programs_agree_with_what_their_runs_saw(capsys: pytest.CaptureFixture[str]) -> None:
+    """The programs of docs/real-programs.md, in every userland the cache
+    holds (unpacked by sandbox/build/userland.py; none is downloaded here)."""
+    judged, seen = [], []
+    for name in BROKE_AFTER:
+        root = cached_userland(name)
+        if root is None:
+            continue
+        result = audit_static([str(f) for f in program_files(root)])
+        answers = program_answers(name, result.audits)
+        assert len(answers) == 14, f"{name}: {[a.origin.name for a, _ in answers]}"
+        judged += answers
+        seen.append(name)
+    if not judged:
+        pytest.skip("no userland in the cache (just build-all, or a run of scenarios/programs/)")
+    found = agree(judged)
+    with capsys.disabled():
+        print(f"\nstatic audit on Debian's programs ({', '.join(seen)}) against their runs: {found.figure()}")
+    assert found.disagreeing == ()
+    assert found.decided >= len(judged) - 2  # Debian 13 armhf's perl and python3.13 call syscall()
+
+
+def test_lintians_list_misses_debian_12s_dash() -> None:
+    """dash broke after the rollover (docs/real-programs.md: `sh: 1: touch:
+    Value too large`); the only time names it binds are large-file ones."""
+    from sandbox.audit.symbols import load_others
+    root = cached_userland("debian12-armhf")
+    if root is None:
+        pytest.skip("debian12-armhf is not in the cache")
+    (dash,) = audit_static([str(root / "bin" / "dash")]).audits
+    assert dash.verdict == "time32"
+    assert not set(dash.time32) & load_others()["lintian"]

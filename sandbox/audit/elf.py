@@ -33,14 +33,15 @@ BOOTED = {
 }
 # How the C library shows itself: (where, substring) -> libc, first match wins
 LIBC_MARKS = (
+    ("section", ".note.go.buildid", "go"),  # Go's runtime makes its own calls, cgo or not
+    ("section", ".go.buildinfo", "go"),
+    ("interp", "klibc", "klibc"),  # /lib/klibc-<hash>.so: the kernel's calls, directly
     ("interp", "ld-musl", "musl"),
     ("needed", "libc.musl", "musl"),
     ("interp", "ld-linux", "glibc"),
     ("needed", "libc.so.6", "glibc"),
     ("soname", "libc.so.6", "glibc"),
     ("soname", "ld-linux", "glibc"),
-    ("section", ".note.go.buildid", "go"),
-    ("section", ".go.buildinfo", "go"),
     ("section", ".note.ABI-tag", "glibc"),  # glibc's crt1.o carries it; musl's does not
 )
 
@@ -62,7 +63,7 @@ class ElfFacts:
     static: bool
     interpreter: str
     soname: str
-    libc: str  # glibc, musl, go, none, unknown
+    libc: str  # glibc, musl, klibc, go, none (a library needing none), unknown (static)
     needed: tuple[str, ...]
     imports: frozenset[str]  # undefined dynamic symbols
     stripped: bool
@@ -127,7 +128,8 @@ def _facts(elf: ELFFile) -> ElfFacts:
         raise BadElf(f"a {bits}-bit {order}{machine.removeprefix('EM_')} ELF: no machine here boots it "
                      f"(machines: {', '.join(sorted(set(BOOTED.values())))})")
     interpreter = next((seg.get_interp_name() for seg in elf.iter_segments() if seg["p_type"] == "PT_INTERP"), "")
-    dynamic, needed, soname = _dynamic(elf)
+    has_dynamic, needed, soname = _dynamic(elf)
+    dynamic = has_dynamic or bool(interpreter)  # klibc's programs: an interpreter, no dynamic section
     sections = tuple(s.name for s in elf.iter_sections())
     marks = {"interp": (interpreter,), "needed": needed, "soname": (soname,), "section": sections}
     return ElfFacts(

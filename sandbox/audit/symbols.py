@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 SYMBOLS_FILE = Path(__file__).with_name("time-symbols.toml")
+OTHERS_FILE = Path(__file__).with_name("others-time-symbols.toml")  # lintian's and OE-core's, to compare
 _TIME64_SUFFIX = re.compile(r"__\w+_time64")  # musl's and glibc's *_time64 names
 
 
@@ -45,3 +46,19 @@ def parse_symbols(document: dict) -> TimeSymbols:
 
 def load_symbols(path: Path = SYMBOLS_FILE) -> TimeSymbols:
     return parse_symbols(tomllib.loads(path.read_text()))
+
+
+def load_others(path: Path = OTHERS_FILE) -> dict[str, frozenset[str]]:
+    """Other tools' time32 lists by tool name (lintian, oe-core)."""
+    return {tool: frozenset(table["names"]) for tool, table in tomllib.loads(path.read_text()).items()}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    tool: str
+    misses: tuple[str, ...]  # time32 names of ours the tool does not know
+    extra: tuple[str, ...]  # names it flags that glibc 2.36 gives no 64-bit time name
+
+
+def compare(ours: TimeSymbols, tool: str, theirs: frozenset[str]) -> Comparison:
+    return Comparison(tool, tuple(sorted(ours.time32 - theirs)), tuple(sorted(theirs - ours.time32)))
