@@ -151,6 +151,14 @@ def test_a_program_without_time_calls(built: dict[str, Path]) -> None:
     assert audit_one(built["armhf-none"]).verdict == "no-time-use"
 
 
+def test_a_klibc_program_is_left_to_the_runtime_audit(tmp_path: Path) -> None:
+    """klibc's programs call into /lib/klibc-<hash>.so with no symbol to bind:
+    binding no time name says nothing there."""
+    binary = compile_c(tmp_path / "k", NO_TIME, "armhf", "-Wl,--dynamic-linker=/lib/klibc-AbC.so")
+    audit = audit_one(binary)
+    assert (audit.libc, audit.verdict, audit.reason) == ("klibc", "unknown-needs-runtime", "klibc: calls the kernel itself")
+
+
 def test_a_64_bit_program_is_time64_by_its_abi(built: dict[str, Path]) -> None:
     audit = audit_one(built["x86_64"])
     assert (audit.verdict, audit.machine, audit.bits) == ("time64", "x86_64", 64)

@@ -11,6 +11,7 @@ from sandbox.base.errors import printable
 WIDTH = 100
 HEADER = f"{'static verdict':<21} {'machine':<6} {'link':<6} {'libc':<5} file  evidence"
 LINK = {"dynamic": "dyn", "static": "static"}
+LIBC = {"unknown": "?"}  # a static binary whose C library shows no mark
 
 
 def _names(label: str, names: tuple[str, ...], shown: int = 3) -> str:
@@ -40,7 +41,7 @@ def _fit(text: str, width: int) -> str:
 
 
 def line(audit: BinaryAudit) -> str:
-    head = f"{audit.verdict:<21} {audit.machine:<6} {LINK[audit.linkage]:<6} {audit.libc:<5} "
+    head = f"{audit.verdict:<21} {audit.machine:<6} {LINK[audit.linkage]:<6} {LIBC.get(audit.libc, audit.libc):<5} "
     name = printable(audit.origin.name)
     room = WIDTH - len(head)
     if len(name) > room // 2:  # keep the end of a long path: the file name

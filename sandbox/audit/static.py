@@ -43,7 +43,7 @@ def audit_facts(facts: ElfFacts, candidate: Candidate, symbols: TimeSymbols) -> 
     raw = symbols.raw_used(facts.imports)
     sites = syscalls.confirm(facts.booted_on, candidate.path, syscalls.scan(facts.booted_on, facts.code))
     reaches_time32 = syscalls.time32_capable(facts.booted_on, sites) or bool(raw and facts.bits == 32)
-    evidence = Evidence(facts.bits, facts.static, time32, time64, sites, reaches_time32)
+    evidence = Evidence(facts.bits, facts.static, time32, time64, sites, reaches_time32, facts.libc)
     verdict, reason = static_verdict(evidence)
     return BinaryAudit(
         origin=candidate.origin, machine=facts.booted_on, bits=facts.bits, kind=facts.kind,

@@ -26,9 +26,13 @@ class Evidence:
     time64: tuple[str, ...]  # time64 redirects bound
     syscall_sites: dict[str, int]  # system-call instructions in its own code
     time32_capable: bool  # whether those, or syscall(), can reach the kernel's 32-bit time calls
+    libc: str = "glibc"  # sandbox/audit/elf.py LIBC_MARKS
 
 
 Rule = tuple[Callable[[Evidence], bool], str, Callable[[Evidence], str]]
+OWN_CALLS = ("klibc", "go")
+"""Libraries and runtimes that call the kernel themselves, with no symbol a
+program binds for it: their programs' time calls are invisible here."""
 
 RULES: tuple[Rule, ...] = (
     (lambda e: e.bits == 64 and not e.time32_capable, TIME64,
@@ -39,6 +43,8 @@ RULES: tuple[Rule, ...] = (
      lambda e: f"{len(e.time32)} time32 name(s)"),
     (lambda e: e.time32_capable, NEEDS_RUNTIME,
      lambda e: "makes its own system calls" + (" (static: symbols cannot tell)" if e.static else "")),
+    (lambda e: e.libc in OWN_CALLS, NEEDS_RUNTIME,
+     lambda e: f"{e.libc}: calls the kernel itself"),
     (lambda e: e.static, NEEDS_RUNTIME,
      lambda e: "static, no system-call instruction found: its calls are unknown"),
     (lambda e: bool(e.time64), TIME64,
