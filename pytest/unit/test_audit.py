@@ -257,6 +257,29 @@ def test_bad_inputs_get_one_line_each(built: dict[str, Path], tmp_path: Path,
     assert len(record["rejected"]) == 6
 
 
+def test_a_corrupt_elf_is_one_line_never_a_traceback(built: dict[str, Path], tmp_path: Path) -> None:
+    """Bytes of a real binary flipped at random (fixed seed): every file is
+    read or refused with BadElf; nothing else escapes."""
+    import random
+    from sandbox.audit.elf import BadElf
+    data = built["armhf-time32"].read_bytes()
+    rng = random.Random(2038)
+    outcomes = set()
+    for n in range(150):
+        corrupt = bytearray(data)
+        for _ in range(8):
+            corrupt[rng.randrange(0, 512) if rng.random() < 0.7 else rng.randrange(len(data))] = rng.randrange(256)
+        corrupt[:4] = b"\x7fELF"
+        path = tmp_path / f"c{n}"
+        path.write_bytes(bytes(corrupt))
+        try:
+            read_elf(path)
+            outcomes.add("read")
+        except BadElf:
+            outcomes.add("refused")
+    assert outcomes == {"read", "refused"}
+
+
 def test_rehearse_wants_static_for_now(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rehearse", "/bin/true"]) == 2
     assert "only the static audit is built so far" in capsys.readouterr().err
