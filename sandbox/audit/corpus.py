@@ -47,8 +47,8 @@ def build_probes(machine: Machine, out: Path, linkage: str, probes: tuple[str, .
             f"PROBES={' '.join(probes)}", "TOOLS=", f"BASE_CFLAGS={LINKAGE_CFLAGS[linkage]}"]
     result = subprocess.run(args, capture_output=True, text=True, check=False, env={**os.environ, "LC_ALL": "C"})
     if result.returncode != 0:
-        raise SandboxError(f"building the {machine.name} probes ({linkage}) failed: "
-                           f"{(result.stdout + result.stderr).strip().splitlines()[-1:]}")
+        last = (result.stdout + result.stderr).strip().splitlines()[-1:] or ["no output"]
+        raise SandboxError(f"building the {machine.name} probes ({linkage}) failed: {last[0]}")
     return out
 
 

@@ -15,7 +15,7 @@ MIXED = "mixed"  # binds both: parts built each way
 NO_TIME_USE = "no-time-use"  # dynamic, binds no time interface, makes no system call itself
 NEEDS_RUNTIME = "unknown-needs-runtime"  # its own system calls, and no symbol decides
 VERDICTS = (TIME32, MIXED, NEEDS_RUNTIME, TIME64, NO_TIME_USE)
-"""Worst first: the order the report sorts by."""
+"""Worst first: the order the summary counts them in."""
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,7 @@ class Evidence:
     time64: tuple[str, ...]  # time64 redirects bound
     syscall_sites: dict[str, int]  # system-call instructions in its own code
     time32_capable: bool  # whether those, or syscall(), can reach the kernel's 32-bit time calls
-    libc: str = "glibc"  # sandbox/audit/elf.py LIBC_MARKS
+    libc: str  # sandbox/audit/elf.py LIBC_MARKS
 
 
 Rule = tuple[Callable[[Evidence], bool], str, Callable[[Evidence], str]]
