@@ -17,16 +17,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox.audit.corpus import (BROKE_AFTER, Agreement, agree, agreement, build_probes, cached_userland,
+                                  program_answers, program_files)
 from sandbox.audit.static import audit_static
 from sandbox.base import paths
 from sandbox.guest.deadline import Deadline
 from sandbox.build.kernel import (KernelRequest, build_kernel, ccache_counts, compile_in, debian_version, locked,
                      source_for)
-from sandbox.base.machines import Machine
+from sandbox.base.machines import MACHINES, Machine
 from sandbox.base.progress import say
 from sandbox.guest.qemu import BootRequest, Guest
 from sandbox.build.userland import build_userland, with_userlands
 from sandbox.guest.target import Target, prepare_target
+from sandbox.scenario.catalogue import load_catalogue
 from sandbox.scenario.userlands import load_userlands
 
 BOOTS = 5
@@ -150,6 +153,32 @@ def static_audit_figures(machine: Machine) -> list[Figure]:
     return figures
 
 
+def _agreement_figure(what: str, found: Agreement) -> Figure:
+    share = 100 * found.agreeing / found.decided if found.decided else 0.0
+    return Figure(f"static audit agreement, {what}", share, "%", found.figure())
+
+
+def agreement_figures() -> list[Figure]:
+    """The static audit against known answers: Debian's programs against
+    what their runs saw (docs/real-programs.md; the userlands in the cache),
+    and every probe in every flavour, built here for x86_64 (whose 32-bit
+    flavours are the i386 binaries) and armhf, static as the guest gets them
+    and linked dynamically."""
+    judged = []
+    for name in BROKE_AFTER:
+        root = cached_userland(name)
+        if root is not None:
+            judged += program_answers(name, audit_static([str(f) for f in program_files(root)]).audits)
+    figures = [_agreement_figure("Debian's programs vs their runs", agree(judged))]
+    probes = tuple(load_catalogue().names())
+    for linkage in ("static", "dynamic"):
+        with tempfile.TemporaryDirectory(prefix="bench-corpus-") as tmp:
+            folders = [str(build_probes(MACHINES[m], Path(tmp) / m, linkage, probes)) for m in ("x86_64", "armhf")]
+            found = agreement(audit_static(folders).audits)
+        figures.append(_agreement_figure(f"{len(probes)} probes x flavours, {linkage}", found))
+    return figures
+
+
 def demo_figures(machine: Machine) -> list[Figure]:
     seconds = []
     for _ in range(DEMOS):
@@ -172,12 +201,12 @@ def render(figures: list[Figure]) -> str:
 
 
 def bench(machine: Machine, cold: bool = True, static_audit_only: bool = False) -> Path:
-    if static_audit_only:  # no build, no boot
-        figures = static_audit_figures(machine)
+    if static_audit_only:  # no kernel, no boot
+        figures = static_audit_figures(machine) + agreement_figures()
     else:
         target = prepare_target(machine)
         figures = (build_figures(machine, cold) + boot_figures(target) + userland_figures(target)
-                   + static_audit_figures(machine) + demo_figures(machine))
+                   + static_audit_figures(machine) + agreement_figures() + demo_figures(machine))
     out = paths.new_results_dir("bench") / "bench.json"
     out.write_text(json.dumps([f.__dict__ for f in figures], indent=2) + "\n")
     print(render(figures))

@@ -276,7 +276,8 @@ def parser() -> argparse.ArgumentParser:
     b = with_machine(verb("bench", cmd_bench, "print build, boot and demo timings"))
     b.add_argument("--no-cold", action="store_true", help="skip the cold (no ccache) build")
     b.add_argument("--static-audit", action="store_true",
-                   help="only the static audit's time per 100 binaries of each userland (no build, no boot)")
+                   help="only the static audit's figures: time per 100 binaries of each userland, agreement "
+                        "with known answers (builds the probes; no kernel, no boot)")
     rec = with_machine(verb("record", cmd_record,
                             "run a scenario and write what it observed as expectations into it"))
     rec.add_argument("scenario")
