@@ -8,8 +8,8 @@ flavour says how they were built (rootfs/Makefile), audited and compared.
     program_answers(userland, audits)    Debian's programs against what the
                                          real-programs runs saw them do
 
-The guest's probes are static and stripped: their C library's 32-bit and
-64-bit entry points are linked in together, so the static audit can only
+The guest's probes are static: their C library's 32-bit and 64-bit entry
+points are linked in together, so the static audit can only
 say "needs the runtime audit" for the 32-bit flavours. Built dynamically,
 the same sources show what the symbols decide.
 """

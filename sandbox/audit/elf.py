@@ -66,7 +66,6 @@ class ElfFacts:
     libc: str  # glibc, musl, klibc, go, none (a library needing none), unknown (static)
     needed: tuple[str, ...]
     imports: frozenset[str]  # undefined dynamic symbols
-    stripped: bool
     code: tuple[bytes, ...]  # the executable sections (or segments), for the syscall scan
 
 
@@ -136,8 +135,7 @@ def _facts(elf: ELFFile) -> ElfFacts:
     return ElfFacts(
         bits=bits, machine=machine, booted_on=booted_on, kind=_kind(elf, interpreter),
         static=not dynamic, interpreter=interpreter, soname=soname, libc=_libc(marks, dynamic),
-        needed=needed, imports=_imports(elf),
-        stripped=".symtab" not in sections, code=_code(elf))
+        needed=needed, imports=_imports(elf), code=_code(elf))
 
 
 def _raised_in_elftools(err: BaseException) -> bool:
