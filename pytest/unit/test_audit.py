@@ -159,6 +159,23 @@ def test_a_klibc_program_is_left_to_the_runtime_audit(tmp_path: Path) -> None:
     assert (audit.libc, audit.verdict, audit.reason) == ("klibc", "unknown-needs-runtime", "klibc: calls the kernel itself")
 
 
+def test_a_go_program_is_left_to_the_runtime_audit(built: dict[str, Path], tmp_path: Path) -> None:
+    """Go's runtime calls the kernel itself (its .note.go.buildid names it),
+    even in a program that links glibc for cgo; a time32 name still decides."""
+    objcopy = shutil.which("arm-linux-gnueabihf-objcopy")
+    if objcopy is None:
+        pytest.skip("no arm-linux-gnueabihf-objcopy")
+    (tmp_path / "id").write_bytes(b"go build id")
+    verdicts = {}
+    for name in ("armhf-none", "armhf-time32"):
+        go = tmp_path / name
+        subprocess.run([objcopy, "--add-section", f".note.go.buildid={tmp_path / 'id'}", str(built[name]), str(go)],
+                       check=True)
+        audit = audit_one(go)
+        verdicts[name] = (audit.libc, audit.verdict)
+    assert verdicts == {"armhf-none": ("go", "unknown-needs-runtime"), "armhf-time32": ("go", "time32")}
+
+
 def test_a_64_bit_program_is_time64_by_its_abi(built: dict[str, Path]) -> None:
     audit = audit_one(built["x86_64"])
     assert (audit.verdict, audit.machine, audit.bits) == ("time64", "x86_64", 64)
