@@ -187,3 +187,21 @@ def test_device_node_needs_no_privileges() -> None:
     assert (member["rdevmajor"], member["rdevminor"]) == (5, 1)
     assert member["filesize"] == 0
     assert console.target is None and Entry.symlink("sh", "busybox").target == "busybox"
+
+
+def test_a_directory_carries_the_mtime_it_names() -> None:
+    entries = [Entry.directory("stamps", mtime=2**31), Entry.directory("stamps/last", mtime=2**32 - 1)]
+    assert [m["mtime"] for m in parse_newc(archive(entries))] == [2**31, 2**32 - 1, 0]
+
+
+@needs_cpio
+def test_gnu_cpio_reads_an_mtime_past_2038(tmp_path: Path) -> None:
+    gnu_cpio(["-i", "-d", "--preserve-modification-time"],
+             archive([Entry.directory("after", mtime=4102444800)]), cwd=tmp_path)
+    assert (tmp_path / "after").stat().st_mtime == 4102444800  # 2100-01-01T00:00:00Z
+
+
+@pytest.mark.parametrize("mtime", [-1, 2**32])
+def test_refuses_an_mtime_newc_cannot_hold(mtime: int) -> None:
+    with pytest.raises(ValueError, match="32 unsigned bits"):
+        Entry.directory("d", mtime=mtime)

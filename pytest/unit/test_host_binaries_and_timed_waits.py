@@ -84,6 +84,29 @@ def test_a_bad_host_binary_names_its_key(tmp_path: Path, table: str) -> None:
     assert "debian-package" in str(caught.value)
 
 
+
+def test_stamped_directories_carry_their_mtimes(tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.toml"
+    manifest.write_text(MANIFEST_HEAD.replace('dirs = ["tmp"]\n', 'dirs = ["tmp"]\nstamped = [\n'
+                        '  { path = "stamps", mtime = "2038-01-19T03:14:08Z" },\n'
+                        '  { path = "stamps/last", mtime = "2106-02-07T06:28:15Z" }]\n'))
+    assert [(s.path, s.mtime) for s in load_manifest(manifest).stamped] == [
+        ("stamps", 2**31), ("stamps/last", 2**32 - 1)]
+
+
+@pytest.mark.parametrize(("stamp", "message"), [
+    ('{ path = "s", mtime = "2106-02-07T06:28:16Z" }', "a cpio (newc) mtime is 1970"),
+    ('{ path = "s", mtime = "1969-12-31T23:59:59Z" }', "a cpio (newc) mtime is 1970"),
+    ('{ path = "s", mtime = "2038-02-30T00:00:00Z" }', "not a time"),
+    ('{ path = "s", mtime = "2040-01-01T00:00:00Z", owner = "me" }', "unknown key 'owner'"),
+])
+def test_a_bad_stamp_names_its_key(tmp_path: Path, stamp: str, message: str) -> None:
+    manifest = tmp_path / "manifest.toml"
+    manifest.write_text(MANIFEST_HEAD.replace('dirs = ["tmp"]\n', f'dirs = ["tmp"]\nstamped = [{stamp}]\n'))
+    with pytest.raises(InputError) as caught:
+        load_manifest(manifest)
+    assert "initramfs.stamped[0]." in str(caught.value) and message in str(caught.value)
+
 # --- a timed wait: errno and elapsed, both checked --------------------------
 
 CATALOGUE = parse_catalogue(

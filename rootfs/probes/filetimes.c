@@ -14,8 +14,8 @@
  *          the probe writes filetimes-<flavour>-<call> files there
  *   TIME   the atime and mtime to set, YYYY-MM-DDTHH:MM:SS[Z] (UTC, any
  *          year), always with .5 s (500000000 ns, or 500000 us for utimes)
- *   call   utimensat futimens utimes stat statx mount_warning
- *          (default: every call but mount_warning; all but mount_warning
+ *   call   utimensat futimens utimes stat statx mount_warning reread mtime
+ *          (default: every call but the last three; all but those three
  *          need TIME)
  *
  * One JSON line per call; "seconds" and "nsec" are always the file's mtime:
@@ -38,6 +38,14 @@
  *            (fs/namespace.c mnt_warn_timestamp_expiry()), read with
  *            klogctl(): "warned" 1 or 0, and when 1, "fs" and "until"
  *            (s_time_max, in seconds).
+ *   reread   unmount the filesystem at DIR and mount it again (its source
+ *            and type from /proc/self/mounts, default options), then read
+ *            the mtime of DIR/filetimes-<flavour>-utimensat, left by an
+ *            earlier utimensat call, with statx: what the filesystem
+ *            decodes from disk, not what the inode cache kept. tmpfs
+ *            forgets everything: "errno":"ENOENT".
+ *   mtime    the mtime of DIR itself, read with statx (a directory the
+ *            initramfs brought, with the mtime its cpio header gave it).
  *
  * Like LTP, each call has variants and the flavour picks one:
  *   time32-syscall  the legacy i386/arm syscalls with 32-bit structs, as
@@ -62,7 +70,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <mntent.h>
 #include <sys/klog.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -348,6 +358,57 @@ static void mount_warning_run(void *ctx)
 	probe_end();
 }
 
+/* Unmount the filesystem mounted at dir and mount it again with default
+ * options; 0 or an errno (EINVAL: dir is no mount point). */
+static int remount(const char *dir)
+{
+	char source[256] = "", type[64] = "";
+	struct mntent *entry;
+	FILE *mounts = setmntent("/proc/self/mounts", "r");
+
+	if (!mounts)
+		return errno;
+	while ((entry = getmntent(mounts)) != NULL)
+		if (strcmp(entry->mnt_dir, dir) == 0) {
+			snprintf(source, sizeof(source), "%s", entry->mnt_fsname);
+			snprintf(type, sizeof(type), "%s", entry->mnt_type);
+		}
+	endmntent(mounts);
+	if (!type[0])
+		return EINVAL;
+	if (umount(dir) != 0 || mount(source, dir, type, 0, NULL) != 0)
+		return errno;
+	return 0;
+}
+
+static void reread_run(void *ctx)
+{
+	const struct ctx *c = ctx;
+	char path[4200];
+	long long sec = 0, nsec = 0;
+	int err = remount(c->dir);
+
+	snprintf(path, sizeof(path), "%s/filetimes-%s-utimensat", c->dir, PROBE_FLAVOUR);
+	if (!err)
+		err = statx_raw(path, &sec, &nsec);
+	if (err)
+		probe_errno(PROBE, "reread", err);
+	else
+		report_mtime("reread", 0, 0, sec, nsec);
+}
+
+static void mtime_run(void *ctx)
+{
+	const struct ctx *c = ctx;
+	long long sec = 0, nsec = 0;
+	int err = statx_raw(c->dir, &sec, &nsec);
+
+	if (err)
+		probe_errno(PROBE, "mtime", err);
+	else
+		report_mtime("mtime", 0, 0, sec, nsec);
+}
+
 #define NEEDS_TIME PROBE_FLAG_OWN   /* a call that needs TIME */
 
 static const struct probe_call calls[] = {
@@ -357,6 +418,8 @@ static const struct probe_call calls[] = {
 	{ "stat",          stat_run,          NULL, NEEDS_TIME },
 	{ "statx",         statx_run,         NULL, NEEDS_TIME },
 	{ "mount_warning", mount_warning_run, NULL, PROBE_NAMED_ONLY },
+	{ "reread",        reread_run,        NULL, PROBE_NAMED_ONLY },
+	{ "mtime",         mtime_run,         NULL, PROBE_NAMED_ONLY },
 };
 
 /* ---- arguments --------------------------------------------------------- */
@@ -437,7 +500,7 @@ static int finish(const struct probe *p)
 
 static const struct probe filetimes = {
 	.name = PROBE,
-	.usage = "usage: filetimes DIR [TIME] [utimensat|futimens|utimes|stat|statx|mount_warning ...]",
+	.usage = "usage: filetimes DIR [TIME] [utimensat|futimens|utimes|stat|statx|mount_warning|reread|mtime ...]",
 	.calls = calls,
 	.ncalls = PROBE_COUNT(calls),
 	.select_calls = 1,

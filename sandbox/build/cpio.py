@@ -2,8 +2,9 @@
 
 This is the format the kernel unpacks as an initramfs
 (Documentation/driver-api/early-userspace/buffer-format.rst). Every entry is
-owned by root (uid/gid 0) with mtime 0, inode numbers are given in order, so
-the same entries always give the same bytes. Device nodes are plain entries:
+owned by root (uid/gid 0) with mtime 0 unless the entry names one (newc's
+8 hex digits: 1970 to 2106), inode numbers are given in order, so the same
+entries always give the same bytes. Device nodes are plain entries:
 no privileges are needed to write /dev/console.
 """
 from __future__ import annotations
@@ -34,12 +35,14 @@ class Entry:
     data:  a file's contents, or a symlink's target (that is how newc
            stores it); empty for everything else
     rdev:  (major, minor) of a device node
+    mtime: seconds since the epoch, 0 to 2**32 - 1
     """
 
     name: str
     mode: int
     data: bytes = b""
     rdev: tuple[int, int] = (0, 0)
+    mtime: int = 0
 
     def __post_init__(self) -> None:
         parts = self.name.split("/")
@@ -56,6 +59,8 @@ class Entry:
             raise ValueError(f"{self.name}: a symlink needs a target")
         if len(self.data) > _MAX_FIELD:
             raise ValueError(f"{self.name}: too large for newc ({len(self.data)} bytes)")
+        if not 0 <= self.mtime <= _MAX_FIELD:
+            raise ValueError(f"{self.name}: mtime {self.mtime} does not fit newc's 32 unsigned bits")
         if self.rdev != (0, 0) and kind not in (stat.S_IFCHR, stat.S_IFBLK):
             raise ValueError(f"{self.name}: only device nodes have a device number")
 
@@ -65,8 +70,8 @@ class Entry:
         return cls(name, stat.S_IFREG | perm, data)
 
     @classmethod
-    def directory(cls, name: str, perm: int = 0o755) -> Entry:
-        return cls(name, stat.S_IFDIR | perm)
+    def directory(cls, name: str, perm: int = 0o755, mtime: int = 0) -> Entry:
+        return cls(name, stat.S_IFDIR | perm, mtime=mtime)
 
     @classmethod
     def symlink(cls, name: str, target: str) -> Entry:
@@ -117,14 +122,15 @@ def with_parents(entries: Iterable[Entry], perm: int = 0o755) -> list[Entry]:
     return out
 
 
-def _header(ino: int, mode: int, nlink: int, filesize: int, rdev: tuple[int, int], namesize: int) -> bytes:
+def _header(ino: int, mode: int, nlink: int, filesize: int, rdev: tuple[int, int], namesize: int,
+            mtime: int = 0) -> bytes:
     fields = (
         ino,
         mode,
         0,  # uid
         0,  # gid
         nlink,
-        0,  # mtime
+        mtime,
         filesize,
         0,  # devmajor
         0,  # devminor
@@ -143,9 +149,10 @@ def _pad(length: int) -> bytes:
     return b"\0" * (-length % 4)
 
 
-def _write_member(out: BinaryIO, ino: int, mode: int, nlink: int, name: str, data: bytes, rdev: tuple[int, int]) -> int:
+def _write_member(out: BinaryIO, ino: int, mode: int, nlink: int, name: str, data: bytes, rdev: tuple[int, int],
+                  mtime: int = 0) -> int:
     encoded = name.encode() + b"\0"
-    head = _header(ino, mode, nlink, len(data), rdev, len(encoded)) + encoded
+    head = _header(ino, mode, nlink, len(data), rdev, len(encoded), mtime) + encoded
     chunk = head + _pad(len(head)) + data + _pad(len(data))
     out.write(chunk)
     return len(chunk)
@@ -170,6 +177,6 @@ def write_newc(entries: Iterable[Entry], out: BinaryIO) -> int:
     written = 0
     for ino, entry in enumerate(members, start=1):
         nlink = 2 if entry.is_dir else 1
-        written += _write_member(out, ino, entry.mode, nlink, entry.name, entry.data, entry.rdev)
+        written += _write_member(out, ino, entry.mode, nlink, entry.name, entry.data, entry.rdev, entry.mtime)
     written += _write_member(out, 0, 0, 1, TRAILER, b"", (0, 0))
     return written

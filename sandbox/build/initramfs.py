@@ -223,6 +223,7 @@ def _entries(inputs: _Inputs, key: str, built: Path) -> list[Entry]:
     target, manifest = inputs.machine, inputs.manifest
     entries: list[Entry] = [Entry.directory(d, 0o1777 if d == "tmp" else 0o755) for d in manifest.dirs]
     entries += [Entry.directory(d) for d in ("bin", "sbin", "usr", "usr/bin", "usr/sbin")]
+    entries += [Entry.directory(s.path, mtime=s.mtime) for s in manifest.stamped]
     for dev in manifest.devices:
         make = Entry.chardev if dev.kind == "char" else Entry.blockdev
         entries.append(make(dev.path, dev.major, dev.minor, dev.mode))

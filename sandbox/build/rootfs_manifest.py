@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox.base.fields import Where, is_int, read_text, require, string, strings, table
+from sandbox.base.fields import Where, check_keys, is_int, read_text, require, string, strings, table
+from sandbox.base.timefmt import parse_time
 from sandbox.base.paths import ROOTFS
 from sandbox.scenario.catalogue import MANIFEST, Catalogue, load_catalogue
 
@@ -42,9 +43,18 @@ class HostBinary:
 
 
 @dataclass(frozen=True)
+class Stamp:
+    """A directory the initramfs brings with a chosen mtime (its cpio header's)."""
+
+    path: str
+    mtime: int
+
+
+@dataclass(frozen=True)
 class Manifest:
     scripts: tuple[str, ...]
     dirs: tuple[str, ...]
+    stamped: tuple[Stamp, ...]
     devices: tuple[Device, ...]
     probes_dir: str
     tools_dir: str
@@ -66,6 +76,20 @@ def _device(raw: object, where: Where) -> Device:
         where.at("type").fail(f"expected one of {', '.join(DEVICE_KINDS)}")
     return Device(string(require(spec, "path", where), where.at("path")), kind,
                   *(_integer(require(spec, key, where), where.at(key)) for key in ("major", "minor", "mode")))
+
+
+def _stamp(raw: object, where: Where) -> Stamp:
+    spec = table(raw, where)
+    check_keys(spec, ("path", "mtime"), where)
+    path = string(require(spec, "path", where), where.at("path"))
+    text = string(require(spec, "mtime", where), where.at("mtime"))
+    try:
+        mtime = parse_time(text)
+    except ValueError as err:
+        where.at("mtime").fail(str(err))
+    if not 0 <= mtime < 2**32:
+        where.at("mtime").fail("a cpio (newc) mtime is 1970-01-01T00:00:00Z to 2106-02-07T06:28:15Z")
+    return Stamp(path, mtime)
 
 
 def _busybox(raw: object, where: Where) -> Busybox:
@@ -94,6 +118,9 @@ def parse_manifest(text: str, file: str, catalogue: Catalogue) -> Manifest:
     devices = init.get("devices", [])
     if not isinstance(devices, list):
         at.at("devices").fail("expected a list of tables")
+    stamped = init.get("stamped", [])
+    if not isinstance(stamped, list):
+        at.at("stamped").fail("expected a list of tables")
     for name in [*catalogue.names(), *catalogue.tools]:
         if not (ROOTFS / "probes" / f"{name}.c").is_file():
             where.at(name).fail(f"no source rootfs/probes/{name}.c")
@@ -102,6 +129,7 @@ def parse_manifest(text: str, file: str, catalogue: Catalogue) -> Manifest:
     return Manifest(
         scripts=strings(require(init, "scripts", at), at.at("scripts")),
         dirs=strings(require(init, "dirs", at), at.at("dirs")),
+        stamped=tuple(_stamp(s, at.at("stamped").item(i)) for i, s in enumerate(stamped)),
         devices=tuple(_device(d, at.at("devices").item(i)) for i, d in enumerate(devices)),
         probes_dir=string(require(init, "probes_dir", at), at.at("probes_dir")),
         tools_dir=string(require(init, "tools_dir", at), at.at("tools_dir")),
