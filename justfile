@@ -38,15 +38,16 @@ build-all:
         {{sandbox}} initramfs --machine "$m"
     done
 
-# Unit tests, then every scenario on every machine (builds what is missing first).
+# Unit tests, then every scenario on every machine (builds what is missing first),
+# on every core: pytest-xdist runs one test per worker (`-n 0`: one at a time).
 [positional-arguments]
 test *args: deps build-all
-    exec {{pytest}} "$@"
+    exec {{pytest}} -n auto "$@"
 
 # Unit tests only: no kernel, no boot.
 [positional-arguments]
 unit *args:
-    exec {{pytest}} pytest/unit "$@"
+    exec {{pytest}} -n auto pytest/unit "$@"
 
 # Run scenario files (all by default) and print the matrix.
 [positional-arguments]
