@@ -67,7 +67,8 @@ int waits_parse_time(const char *text, long long now, long long *out)
 	return text[0] != '\0' && *end == '\0' && errno == 0;
 }
 
-/* The target from argv[1] ("<probe> [target]") into the probe's ctx. */
+/* The target from argv[1] ("<probe> [target] [call...]") into the probe's
+ * ctx; the words after it name the calls to run (probe_main()). */
 int waits_parse(const struct probe *p, int argc, char **argv)
 {
 	struct waits_target *t = p->ctx;
@@ -76,8 +77,6 @@ int waits_parse(const struct probe *p, int argc, char **argv)
 	const char *text = argc > 1 ? argv[1] : fallback;
 
 	snprintf(fallback, sizeof(fallback), "+%d", WAITS_DEFAULT_DELAY);
-	if (argc > 2)
-		probe_usage(p->name, p->usage);
 	if (!waits_parse_time(text, (long long)now, &t->seconds))
 		probe_usage(p->name, "target: expected seconds, YYYY-MM-DDTHH:MM:SSZ or +N");
 	t->delay = (double)t->seconds - now;
@@ -226,6 +225,7 @@ int waits_main(int argc, char **argv, const char *name,
 		.calls = calls,
 		.ncalls = ncalls,
 		.ctx = &target,
+		.select_calls = 1,
 		.parse = waits_parse,
 		.run = waits_run,
 	};

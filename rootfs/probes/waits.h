@@ -38,7 +38,7 @@
 #define WAITS_GRACE 5.0     /* seconds past the target before a child is killed */
 #define WAITS_MAX_CALLS 16
 #define WAITS_MAX_DELAY 600  /* a target further away is a mistake: refuse it */
-#define WAITS_USAGE "[target: seconds, YYYY-MM-DDTHH:MM:SSZ or +N]"
+#define WAITS_USAGE "[target: seconds, YYYY-MM-DDTHH:MM:SSZ or +N] [call...]"
 
 struct waits_target {
 	long long seconds;   /* the absolute target, CLOCK_REALTIME */
