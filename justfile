@@ -65,6 +65,13 @@ record file machine="x86_64":
 report *folder:
     exec {{sandbox}} report "$@"
 
+# Build each regression mutant kernel (kernel-series/regressions/) and run the
+# scenarios that must catch it; prints mutant, killed or survived, and the catch.
+# `just mutants --no-control` skips the series-kernel run of each scenario first.
+[positional-arguments]
+mutants *args:
+    exec {{sandbox}} mutants "$@"
+
 # Check scenario files without booting.
 [positional-arguments]
 validate *files:

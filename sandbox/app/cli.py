@@ -25,6 +25,7 @@ from sandbox.app.facts import write_session
 from sandbox.report import text as report
 from sandbox.build import series_check
 from sandbox.scenario import suite
+from sandbox.scenario.mutants import MUTANTS_FILE, load_mutants
 from sandbox.app.jobs import run_and_judge
 from sandbox.report.text import JudgedRun
 from sandbox.run.observations import Observation
@@ -238,6 +239,31 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
     return EXIT_ERROR if result.rejected else EXIT_PASSED
 
 
+def cmd_mutants(args: argparse.Namespace) -> int:
+    """Build each regression mutant, run its scenarios, print who caught it."""
+    from sandbox.app import mutants as runner  # only this verb needs it
+    chosen = load_mutants()
+    unknown = sorted(set(args.only) - {m.name for m in chosen})
+    if unknown:
+        raise SandboxError(f"no mutant {', '.join(unknown)} in {MUTANTS_FILE} "
+                           f"(known: {', '.join(m.name for m in chosen)})")
+    chosen = tuple(m for m in chosen if not args.only or m.name in args.only)
+    for mutant in chosen:
+        runner.scenarios_of(mutant)  # every scenario valid and meant for the series kernel, before any build
+    results = paths.new_results_dir("mutants")
+    write_session(results)
+    if args.control:
+        runner.check_controls(chosen, results)
+    outcomes = []
+    for number, mutant in enumerate(chosen, 1):
+        say(f"mutant {number}/{len(chosen)}: {mutant.name} ({mutant.machine})")
+        outcomes.append(runner.run_mutant(mutant, results))
+    text = runner.table(outcomes)
+    (results / "mutants.txt").write_text(text + "\n")
+    print("\n" + text + f"\n\nevidence: {results}")
+    return EXIT_PASSED if all(o.verdict == runner.KILLED for o in outcomes) else EXIT_FAILED
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     files = [Path(f) for f in args.scenarios] or suite.scenario_files()
     scenarios = suite.load_all(files)
@@ -291,6 +317,11 @@ def parser() -> argparse.ArgumentParser:
     rh.add_argument("--json", metavar="FILE", help="also write every record as JSON to FILE")
     rh.add_argument("inputs", nargs="+", metavar="INPUT",
                     help="an ELF file, a directory tree, a .deb, <userland>:<package> or <userland>:")
+    mu = verb("mutants", cmd_mutants, "build each regression mutant kernel and run the scenarios "
+              "that must catch it (kernel-series/regressions/)")
+    mu.add_argument("--no-control", dest="control", action="store_false",
+                    help="skip running each scenario on the series kernel first (just test did)")
+    mu.add_argument("only", nargs="*", metavar="NAME", help="only these mutants (default: all)")
     v = verb("validate", cmd_validate, "check scenario files without booting")
     v.add_argument("scenarios", nargs="*")
     return p

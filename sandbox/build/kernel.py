@@ -11,12 +11,12 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from sandbox.build import kconfig
 from sandbox.base import paths
 from sandbox.base.errors import SandboxError
-from sandbox.build.kernel_source import Series, baseline_tree, checkout, debian_version, read_series
+from sandbox.build.kernel_source import Series, baseline_tree, branch_with, checkout, debian_version, read_series
 from sandbox.base.machines import Machine
 from sandbox.base.progress import say, step
 from sandbox.base.runcmd import run
@@ -165,18 +165,46 @@ def compile_in(tree: Path, build: Path, request: KernelRequest, label: str,
 
 def build_kernel(request: KernelRequest) -> KernelArtifact:
     """Return the cached kernel for these inputs, building it only if missing."""
-    version = debian_version()
-    key = cache_key(version, request)
+    key = cache_key(debian_version(), request)
     folder = paths.cache_dir() / "kernels" / f"{request.machine.name}-{request.variant}-{key}"
     label = f"kernel {request.machine.name}/{request.variant} {key}"
+    return _cached_build(request, folder, key, label, lambda tree, branch: branch, {})
+
+
+def mutant_key(version: str, machine: Machine, patch: Path) -> str:
+    """The series kernel's key and the mutant's patch."""
+    h = hashlib.sha256(cache_key(version, KernelRequest(machine)).encode() + b"\0" + patch.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def build_mutant(machine: Machine, name: str, patch: Path) -> KernelArtifact:
+    """The series kernel with one regression patch on top, built incrementally
+    in the series build folder of the machine (a mutant touches a file or
+    two: the rest comes from that folder's objects, and ccache), cached
+    like every kernel."""
+    key = mutant_key(debian_version(), machine, patch)
+    folder = paths.cache_dir() / "kernels" / f"{machine.name}-mutant-{name}-{key}"
+    label = f"kernel {machine.name}/mutant {name} {key}"
+    return _cached_build(KernelRequest(machine), folder, key, label,
+                         lambda tree, series: branch_with(tree, f"mutant-{key}", series, (patch,), "the series"),
+                         {"mutant": patch.name})
+
+
+def _cached_build(request: KernelRequest, folder: Path, key: str, label: str,
+                  branch_for: Callable[[Path, str], str], extra: dict[str, object]) -> KernelArtifact:
+    """The kernel stored in `folder`; if missing, check out the request's tree
+    (then branch_for(tree, its branch)), build it in the request's build
+    folder and store it there."""
     if (folder / "build-info.json").is_file():
         info = json.loads((folder / "build-info.json").read_text())
         say(f"{label}: reusing the cached build from {info['built_at']} ({folder})")
         return _artifact(folder, request.machine, key, info)
     with locked("kernel-tree"):
         if (folder / "build-info.json").is_file():  # built while we waited
-            return build_kernel(request)
+            return _cached_build(request, folder, key, label, branch_for, extra)
+        version = debian_version()
         tree, branch = source_for(request, version)
+        branch = branch_for(tree, branch)
         build = paths.cache_dir() / "build" / f"{request.machine.name}-{request.variant}"
         seconds = compile_in(tree, build, request, label)
         info = {
@@ -185,7 +213,7 @@ def build_kernel(request: KernelRequest) -> KernelArtifact:
             "series": [p.name for p in _series_for(request).patches],
             "fragments": [p.name for p in fragment_paths(request)],
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "build_seconds": seconds,
+            "build_seconds": seconds, **extra,
         }
         _store(build, folder, request.machine, info)
     say(f"{label}: built in {seconds}s, stored in {folder}")

@@ -87,6 +87,25 @@ def baseline_tree(version: str) -> Path:
     return tree
 
 
+def branch_with(tree: Path, branch: str, base: str, patches: tuple[Path, ...], onto: str) -> str:
+    """`branch`: `base` with the patches applied by git am, made once and
+    checked out; a patch that does not apply leaves no branch behind."""
+    if _git(tree, "branch", "--list", branch).strip():
+        _git(tree, "checkout", "-q", branch)
+        return branch
+    _git(tree, "checkout", "-q", "-B", branch, base)
+    for patch in patches:
+        try:
+            _git(tree, "am", "-q", str(patch))
+        except SandboxError as err:
+            _git(tree, "am", "--abort")
+            _git(tree, "checkout", "-q", "--detach", base)
+            _git(tree, "branch", "-D", branch)
+            raise SandboxError(f"{patch}: does not apply to {onto} ({err})") from None
+    say(f"applied {len(patches)} patch(es) on branch {branch}")
+    return branch
+
+
 def checkout(tree: Path, series: Series) -> str:
     """Check out the baseline with the series applied; returns the branch.
 
@@ -96,18 +115,4 @@ def checkout(tree: Path, series: Series) -> str:
     if not series.patches:
         _git(tree, "checkout", "-q", "--detach", BASELINE_TAG)
         return BASELINE_TAG
-    branch = f"series-{series.digest[:12]}"
-    if _git(tree, "branch", "--list", branch).strip():
-        _git(tree, "checkout", "-q", branch)
-        return branch
-    _git(tree, "checkout", "-q", "-B", branch, BASELINE_TAG)
-    for patch in series.patches:
-        try:
-            _git(tree, "am", "-q", str(patch))
-        except SandboxError as err:
-            _git(tree, "am", "--abort")
-            _git(tree, "checkout", "-q", "--detach", BASELINE_TAG)
-            _git(tree, "branch", "-D", branch)
-            raise SandboxError(f"{patch}: does not apply to Debian's tree ({err})") from None
-    say(f"applied {len(series.patches)} patch(es) on branch {branch}")
-    return branch
+    return branch_with(tree, f"series-{series.digest[:12]}", BASELINE_TAG, series.patches, "Debian's tree")

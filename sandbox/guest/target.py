@@ -40,7 +40,11 @@ def boots_with(machine: Machine, kernel: Path, initramfs: Path, accel_name: str,
 
 
 def prepare_target(machine: Machine, variant: str = "series") -> Target:
-    kernel = build_kernel(KernelRequest(machine, variant))
+    return target_with(machine, build_kernel(KernelRequest(machine, variant)))
+
+
+def target_with(machine: Machine, kernel: KernelArtifact) -> Target:
+    """A target booting this kernel (a variant's, or a regression mutant's)."""
     initramfs = build_initramfs(machine.name)
     choice = accel.choose(
         machine.qemu, machine.kvm_capable,
