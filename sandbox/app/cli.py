@@ -247,17 +247,16 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     if unknown:
         raise SandboxError(f"no mutant {', '.join(unknown)} in {MUTANTS_FILE} "
                            f"(known: {', '.join(m.name for m in chosen)})")
-    chosen = tuple(m for m in chosen if not args.only or m.name in args.only)
-    for mutant in chosen:
-        runner.scenarios_of(mutant)  # every scenario valid and meant for the series kernel, before any build
+    # every scenario loaded, valid and meant for the series kernel, before any build
+    plans = {m: runner.scenarios_of(m) for m in chosen if not args.only or m.name in args.only}
     results = paths.new_results_dir("mutants")
     write_session(results)
     if args.control:
-        runner.check_controls(chosen, results)
+        runner.check_controls(plans, results)
     outcomes = []
-    for number, mutant in enumerate(chosen, 1):
-        say(f"mutant {number}/{len(chosen)}: {mutant.name} ({mutant.machine})")
-        outcomes.append(runner.run_mutant(mutant, results))
+    for number, (mutant, scenarios) in enumerate(plans.items(), 1):
+        say(f"mutant {number}/{len(plans)}: {mutant.name} ({mutant.machine})")
+        outcomes.append(runner.run_mutant(mutant, scenarios, results))
     text = runner.table(outcomes)
     (results / "mutants.txt").write_text(text + "\n")
     print("\n" + text + f"\n\nevidence: {results}")

@@ -70,9 +70,9 @@ def _run(target: Target, scenarios: list[Scenario], results: Path, label: str) -
     return "", round(time.monotonic() - start, 1)
 
 
-def scenarios_of(mutant: Mutant) -> list[Scenario]:
+def scenarios_of(mutant: Mutant) -> tuple[Scenario, ...]:
     """The mutant's scenarios, each checked to run on its machine with the series kernel."""
-    chosen = suite.load_all([paths.SCENARIOS / entry for entry in mutant.scenarios])
+    chosen = tuple(suite.load_all([paths.SCENARIOS / entry for entry in mutant.scenarios]))
     for scenario in chosen:
         if mutant.machine not in scenario.machines or scenario.kernel != "series":
             raise SandboxError(f"mutant {mutant.name}: {scenario.name} does not run on "
@@ -80,27 +80,29 @@ def scenarios_of(mutant: Mutant) -> list[Scenario]:
     return chosen
 
 
-def check_controls(mutants: tuple[Mutant, ...], results: Path) -> None:
-    """Every scenario the mutants name passes on the series kernel of its machine."""
-    pairs = sorted({(m.machine, entry) for m in mutants for entry in m.scenarios})
+Plans = dict[Mutant, tuple[Scenario, ...]]
+"""Each mutant and its scenarios, loaded and checked once, before anything builds."""
+
+
+def check_controls(plans: Plans, results: Path) -> None:
+    """Every scenario the mutants name passes on the series kernel of its machine, once per pair."""
+    pairs = {(m.machine, s.name): s for m, scenarios in plans.items() for s in scenarios}
     targets: dict[str, Target] = {}
-    for number, (name, entry) in enumerate(pairs, 1):
+    for number, ((name, _), scenario) in enumerate(sorted(pairs.items()), 1):
         if name not in targets:
             targets[name] = prepare_target(machine(name))
-        scenarios = suite.load_all([paths.SCENARIOS / entry])
-        caught, _ = _run(targets[name], scenarios, results, f"control-{number:02d}")
+        caught, _ = _run(targets[name], [scenario], results, f"control-{number:02d}")
         if caught:
-            raise SandboxError(f"control: {entry} fails on the series kernel of {name}, "
+            raise SandboxError(f"control: {scenario.name} fails on the series kernel of {name}, "
                                f"so it cannot tell a mutant apart: {caught}")
 
 
-def run_mutant(mutant: Mutant, results: Path) -> MutantResult:
-    scenarios = scenarios_of(mutant)
+def run_mutant(mutant: Mutant, scenarios: tuple[Scenario, ...], results: Path) -> MutantResult:
     start = time.monotonic()
     kernel = build_mutant(machine(mutant.machine), mutant.name, mutant.patch)
     build_seconds = round(time.monotonic() - start, 1)
     target = target_with(machine(mutant.machine), kernel)
-    caught, seconds = _run(target, scenarios, results, f"{mutant.number}-{mutant.name}")
+    caught, seconds = _run(target, list(scenarios), results, f"{mutant.number}-{mutant.name}")
     return MutantResult(mutant, KILLED if caught else SURVIVED, caught, build_seconds, seconds)
 
 
