@@ -297,11 +297,6 @@ def test_a_corrupt_elf_is_one_line_never_a_traceback(built: dict[str, Path], tmp
     assert outcomes == {"read", "refused"}
 
 
-def test_rehearse_wants_static_for_now(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["rehearse", "/bin/true"]) == 2
-    assert "only the static audit is built so far" in capsys.readouterr().err
-
-
 def test_the_machine_table_matches_the_machines() -> None:
     from sandbox.base.machines import MACHINES
     assert set(BOOTED.values()) == set(MACHINES)

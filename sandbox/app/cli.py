@@ -225,18 +225,41 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def cmd_rehearse(args: argparse.Namespace) -> int:
-    """Which of these binaries will break in 2038: the static audit (no boot)."""
-    if not args.static:
-        raise SandboxError("rehearse: only the static audit is built so far; give --static "
-                           "(the runtime audit, which boots, comes later: docs/rehearse.md)")
-    result = audit_static(args.inputs)
-    for rejected in result.rejected:
-        print(f"error: {rejected.line()}", file=sys.stderr)
-    print(audit_lines.report(result))
+    """Which of these binaries will break in 2038: the static audit (--static,
+    no boot), or with it the runtime audit (boots each machine once)."""
+    if args.static:
+        result = audit_static(args.inputs)
+        rejected, text = result.rejected, audit_lines.report(result)
+    else:
+        from sandbox.audit import runtime_lines  # only the runtime audit boots
+        from sandbox.audit.runtime import RuntimeOptions, audit_runtime
+        options = RuntimeOptions(moments=parse_moments(args.at), timeout=args.timeout,
+                                 overrides=tuple(args.command))
+        result = audit_runtime(args.inputs, options)
+        rejected, text = result.static.rejected + result.rejected, runtime_lines.report(result)
+    for bad in rejected:
+        print(f"error: {bad.line()}", file=sys.stderr)
+    print(text)
     if args.json:
         Path(args.json).write_text(json.dumps({"inputs": args.inputs, **result.to_json()}, indent=1) + "\n")
         say(f"wrote {args.json}")
-    return EXIT_ERROR if result.rejected else EXIT_PASSED
+    return EXIT_ERROR if rejected else EXIT_PASSED
+
+
+def parse_moments(texts: list[str]) -> tuple:
+    """--at LABEL=TIME ... -> the runtime audit's moments (default: before, after, y2106)."""
+    from sandbox.audit.runtime_plan import DEFAULT_MOMENTS, Moment
+    from sandbox.base.timefmt import format_time, parse_time
+    moments = []
+    for text in texts:
+        label, sep, when = text.partition("=")
+        try:
+            moments.append(Moment(label, format_time(parse_time(when))))
+        except ValueError as err:
+            raise SandboxError(f"--at {text!r}: give LABEL=TIME, TIME as 2038-01-19T03:14:30Z ({err})") from None
+        if not sep or not label.isidentifier():
+            raise SandboxError(f"--at {text!r}: give LABEL=TIME, LABEL a word")
+    return tuple(moments) or DEFAULT_MOMENTS
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:
@@ -310,10 +333,19 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("folder", nargs="?", help="a results folder (default: the newest under results/)")
     doc = verb("programs-doc", cmd_programs_doc, "write docs/real-programs.md from results folders")
     doc.add_argument("results", nargs="+")
-    rh = verb("rehearse", cmd_rehearse, "which of these binaries break in 2038 (--static: without booting)")
+    rh = verb("rehearse", cmd_rehearse, "which of these binaries break in 2038: run across the rollover "
+              "(--static: without booting)")
     rh.add_argument("--static", action="store_true", help="the static audit only: symbols and system-call "
                     "instructions, nothing boots")
     rh.add_argument("--json", metavar="FILE", help="also write every record as JSON to FILE")
+    rh.add_argument("--command", action="append", default=[], metavar="NAME=ARGS",
+                    help="run the file NAME with ARGS (split as a shell would) instead of its --version "
+                         "or sandbox/audit/commands.toml's line (repeatable)")
+    rh.add_argument("--at", action="append", default=[], metavar="LABEL=TIME",
+                    help="run at these times, the first the boot clock (repeatable; default before="
+                         "2038-01-19T03:10:00Z after=2038-01-19T03:14:30Z y2106=2106-02-07T06:28:20Z)")
+    rh.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
+                    help="stop a run after this long (guest seconds; default 30)")
     rh.add_argument("inputs", nargs="+", metavar="INPUT",
                     help="an ELF file, a directory tree, a .deb, <userland>:<package> or <userland>:")
     mu = verb("mutants", cmd_mutants, "build each regression mutant kernel and run the scenarios "

@@ -36,17 +36,20 @@ def evidence(audit: BinaryAudit) -> str:
     return "; ".join(parts) or audit.reason
 
 
-def _fit(text: str, width: int) -> str:
+def fit(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def short_name(name: str, room: int) -> str:
+    """The file's name, printable, in at most half the room left: a long
+    path keeps its end, the file name."""
+    name = printable(name)
+    return name if len(name) <= room // 2 else "…" + name[-(room // 2 - 1):]
 
 
 def line(audit: BinaryAudit) -> str:
     head = f"{audit.verdict:<21} {audit.machine:<6} {LINK[audit.linkage]:<6} {LIBC.get(audit.libc, audit.libc):<5} "
-    name = printable(audit.origin.name)
-    room = WIDTH - len(head)
-    if len(name) > room // 2:  # keep the end of a long path: the file name
-        name = "…" + name[-(room // 2 - 1):]
-    return _fit(f"{head}{name}  {evidence(audit)}", WIDTH)
+    return fit(f"{head}{short_name(audit.origin.name, WIDTH - len(head))}  {evidence(audit)}", WIDTH)
 
 
 def summary(result: StaticAudit) -> str:

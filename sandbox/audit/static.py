@@ -64,16 +64,25 @@ def join_needed(audits: list[BinaryAudit]) -> None:
         a.needed_time32 = tuple(n for n in a.needed if (a.machine, n) in old)
 
 
-def audit_candidates(candidates: list[Candidate], symbols: TimeSymbols) -> tuple[list[BinaryAudit], list[Rejected]]:
-    audits, rejected = [], []
+def audit_pairs(candidates: list[Candidate], symbols: TimeSymbols) -> tuple[list[tuple[BinaryAudit, Candidate]],
+                                                                         list[Rejected]]:
+    """Each file's record beside the candidate it came from (the runtime
+    audit needs the file on the host), and a Rejected line per file that
+    got none."""
+    pairs, rejected = [], []
     for candidate in candidates:
         try:
-            audits.append(audit_facts(read_elf(candidate.path), candidate, symbols))
+            pairs.append((audit_facts(read_elf(candidate.path), candidate, symbols), candidate))
         except SandboxError as err:
             rejected.append(Rejected(candidate.origin.input if not candidate.origin.path
                                      else f"{candidate.origin.input}: {candidate.origin.path}", str(err)))
-    join_needed(audits)
-    return audits, rejected
+    join_needed([audit for audit, _ in pairs])
+    return pairs, rejected
+
+
+def audit_candidates(candidates: list[Candidate], symbols: TimeSymbols) -> tuple[list[BinaryAudit], list[Rejected]]:
+    pairs, rejected = audit_pairs(candidates, symbols)
+    return [audit for audit, _ in pairs], rejected
 
 
 def audit_static(inputs: list[str]) -> StaticAudit:

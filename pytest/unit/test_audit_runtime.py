@@ -1,0 +1,230 @@
+"""The runtime audit's pure parts (sandbox/audit/runtime_*.py, commands.py):
+the plan of guest commands, what a run's kernel log and shim log say, the
+verdict rules, the lines. A captured armhf run (sqlite3 and dash of Debian
+12 across the rollover) is replayed through the plan and the verdicts.
+Nothing boots; the shim is compiled with the cross compilers.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from sandbox.app.cli import main, parse_moments
+from sandbox.audit import runtime_lines
+from sandbox.audit.commands import Command, load_commands, parse_override
+from sandbox.audit.inputs import Candidate
+from sandbox.audit.record import BinaryAudit, Origin
+from sandbox.audit.runtime import RuntimeAudit, item_of, runnable, runtime_record, _runs_of
+from sandbox.audit.runtime_boot import Ran
+from sandbox.audit.runtime_facts import Refusal, Time32Call, refusals, shape, time32_calls
+from sandbox.audit.runtime_plan import (CLOCK, COLLECT, DEFAULT_MOMENTS, RUN, SETUP, Moment, Subject, plan,
+                                        run_shell)
+from sandbox.audit.runtime_verdict import (BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE, Runs, RunFacts,
+                                           runtime_verdict)
+from sandbox.audit.shim import SOURCE, shim_command
+from sandbox.audit.static import StaticAudit
+from sandbox.audit.symbols import load_symbols
+from sandbox.base.errors import SandboxError
+from sandbox.base.machines import MACHINES
+from sandbox.base.paths import REPO
+
+CAPTURED = REPO / "pytest" / "data" / "rehearse" / "armhf-sqlite3-dash.jsonl"
+
+
+def record(name: str = "usr/bin/sqlite3", verdict: str = "time32", kind: str = "pie",
+           linkage: str = "dynamic", machine: str = "armhf", input: str = "debian12-armhf:sqlite3") -> BinaryAudit:
+    return BinaryAudit(Origin(input, name), machine, 32, kind, linkage, "/lib/ld-linux-armhf.so.3", "glibc",
+                       (), ("gettimeofday",), (), (), {}, verdict, "1 time32 name(s)")
+
+
+def run(label: str, exit_code: int = 0, stdout: str = "", stderr: str = "", *,
+        time32: tuple[Time32Call, ...] = (), refused: tuple[Refusal, ...] = ()) -> RunFacts:
+    return RunFacts(label, "2038-01-19T03:10:00Z", exit_code, stdout, stderr, 0.1, time32, refused)
+
+
+# -- the captured run ------------------------------------------------------------------
+SUBJECTS = [
+    Subject(0, "debian12-armhf", "/usr/bin/sqlite3", load_commands().for_file("sqlite3"), True),
+    Subject(1, "debian12-armhf", "/bin/dash", load_commands().for_file("dash"), True),
+]
+
+
+def captured() -> list[Ran]:
+    """The captured transcript, each line paired with the command the plan makes."""
+    lines = [json.loads(line) for line in CAPTURED.read_text().splitlines()]
+    commands = plan(SUBJECTS, DEFAULT_MOMENTS, 30)
+    assert [c.shell for c in commands] == [line["shell"] for line in lines]
+    return [Ran(c, line["exit"], line["stdout"], line["stderr"], line["seconds"]) for c, line in zip(commands, lines)]
+
+
+def test_the_plan_is_the_captured_one_and_both_programs_broke_after_the_rollover() -> None:
+    ran = captured()
+    sqlite = _runs_of(SUBJECTS[0], ran, DEFAULT_MOMENTS)
+    assert [r.label for r in sqlite] == ["before", "after", "y2106"]
+    assert sqlite[0].stdout == "2147483402|2038-01-19 03:10:02\n"
+    assert [r.refusals for r in sqlite[1:]] == [(Refusal("sqlite3", 67, "gettimeofday"),),
+                                                 (Refusal("sqlite3", 83, "gettimeofday"),)]
+    verdict = runtime_record(record(), "sqlite3 ...", sqlite, 30)
+    assert verdict["verdict"] == BROKE
+    assert str(verdict["reason"]).startswith("glibc EOVERFLOW: gettimeofday; after: output changed (-414035269|1956")
+    dash = _runs_of(SUBJECTS[1], ran, DEFAULT_MOMENTS)
+    # children included: touch's utimensat_time32 counts in dash's runs; the
+    # wrapper's (busybox timeout) clock_nanosleep_time32 does not
+    assert dash[0].time32 == (Time32Call("touch", 59, "utimensat_time32"), Time32Call("touch", 60, "utimensat_time32"))
+    verdict = runtime_record(record("bin/dash"), "dash ...", dash, 30)
+    assert verdict["verdict"] == BROKE
+    assert "glibc EOVERFLOW: stat64; after: exit 0→127 (/bin/dash: 1: touch: Value too large" in str(verdict["reason"])
+
+
+def test_the_plan_sets_log_mounts_each_userland_once_and_moves_the_clock_between_moments() -> None:
+    commands = plan(SUBJECTS, DEFAULT_MOMENTS, 30)
+    kinds = [c.kind for c in commands]
+    assert kinds[:3] == [SETUP] * 3 and all(c.must_succeed for c in commands[:3])
+    assert commands[1].shell == "/tools/sysctl kernel.time32_syscalls log"
+    assert kinds.count(CLOCK) == 2 and kinds.count(RUN) == 6 and kinds.count(COLLECT) == 6
+    clocks = [c.shell for c in commands if c.kind == CLOCK]
+    assert clocks[0].startswith("/tools/settime 2147483670 settimeofday")
+    assert clocks[1].startswith("/tools/settime 4294967300 settimeofday")
+    # each run is followed by its collection, same subject and moment
+    for first, second in zip(commands, commands[1:]):
+        if first.kind == RUN:
+            assert (second.kind, second.subject, second.moment) == (COLLECT, first.subject, first.moment)
+
+
+def test_a_run_is_bounded_and_only_a_32bit_glibc_program_gets_the_shim() -> None:
+    with_shim = run_shell(SUBJECTS[0], 1, 12.5)
+    assert "timeout -s KILL 12.5 chroot /userlands/debian12-armhf /usr/bin/env /usr/bin/sqlite3" in with_shim
+    assert "LD_PRELOAD=/.y2038/time32-refusals.so Y2038_SHIM_LOG=/tmp/.y2038-refusals-0-1.log" in with_shim
+    without = run_shell(Subject(3, "debian12-amd64", "/usr/bin/date", Command(("+%s",)), False), 0, 30)
+    assert "LD_PRELOAD" not in without and without.endswith("/usr/bin/date +%s </dev/null")
+    shell = run_shell(Subject(4, "debian12-armhf", "/usr/bin/openssl", Command(shell='"$0" version'), True), 0, 30)
+    assert shell.endswith("/usr/bin/env /bin/sh -c '\"$0\" version' /usr/bin/openssl </dev/null")
+
+
+# -- facts ---------------------------------------------------------------------------
+def test_kernel_log_lines_become_calls_and_the_wrapper_is_left_out() -> None:
+    log = ("[    1.19] time32: timeout[52] called clock_nanosleep_time32 (allowed)\n"
+           "[    1.41] time32: my prog[59] called utimensat_time32 (allowed)\n"
+           "[    1.42] time32: x[60] called futex_time32 (denied)\n"
+           "[    1.43] rtc: something else\n")
+    assert time32_calls(log) == (Time32Call("my prog", 59, "utimensat_time32"), Time32Call("x", 60, "futex_time32"))
+
+
+def test_shim_lines_become_refusals_and_anything_else_is_ignored() -> None:
+    assert refusals("67 sqlite3 gettimeofday\ngarbage\n\n12 a b stat64\n") == (
+        Refusal("sqlite3", 67, "gettimeofday"), Refusal("a b", 12, "stat64"))
+
+
+def test_shape_ignores_the_time_printed_but_not_a_sign_or_an_error() -> None:
+    assert shape("2147483402|2038-01-19 03:10:02\n") == shape("2147483670|2038-01-19 03:14:30")
+    assert shape("Tue Jan 19 03:10:05 UTC 2038") == shape("Sun Feb  7 06:28:20 UTC 2106".replace("  ", " "))
+    assert shape("2147483402|2038-01-19") != shape("-414035269|1956-11-17")
+    assert shape("found") != shape("sh: 1: touch: Value too large for defined data type")
+
+
+# -- verdicts ------------------------------------------------------------------------
+@pytest.mark.parametrize("static, runs, verdict, reason", [
+    ("time32", (), NOT_EXERCISED, "not run (not a program), static audit: time32"),
+    ("time64", (), SAFE, "not run (not a program), static audit: time64"),
+    ("time32", (run("before", 127, stderr="error while loading shared libraries: libx.so"), run("after", 127)),
+     NOT_EXERCISED, "did not start: exit 127 (error while loading shared libraries: libx.so)"),
+    ("time32", (run("before", 137), run("after", 137)), NOT_EXERCISED, "timed out after 30 s at every time"),
+    ("time32", (run("before", 0, "1\n"), run("after", 137)), BROKE, "after: exit 0→137"),
+    ("time32", (run("before", 0, "x"), run("after", 0, "x", refused=(Refusal("p", 1, "time"),))),
+     BROKE, "glibc EOVERFLOW: time"),
+    ("unknown-needs-runtime", (run("before", 0, "5"), run("after", 0, "-5")), BROKE, "after: output changed (-5)"),
+    ("time64", (run("before", 0, "ok", time32=(Time32Call("p", 1, "clock_nanosleep_time32"),)), run("after", 0, "ok")),
+     CALLS_TIME32, "time32: clock_nanosleep_time32"),
+    ("time32", (run("before", 0, "v1.0"), run("after", 0, "v1.0")), NOT_EXERCISED,
+     "static audit: time32; the command reached no time32 call"),
+    ("no-time-use", (run("before", 0, "v1.0"), run("after", 0, "v1.0")), SAFE,
+     "no time32 call, nothing refused or changed"),
+])
+def test_runtime_rules(static: str, runs: tuple[RunFacts, ...], verdict: str, reason: str) -> None:
+    assert runtime_verdict(Runs(static, runs, 30)) == (verdict, reason)
+
+
+# -- commands, items, options ------------------------------------------------------------
+def test_known_programs_get_their_line_others_their_version_and_the_user_wins() -> None:
+    commands = load_commands()
+    assert commands.for_file("usr/bin/sqlite3").args[0] == ":memory:"
+    assert commands.for_file("usr/bin/mytool") == Command(("--version",))
+    mine = commands.with_overrides(["sqlite3=:memory: 'select 1'", "bin/tool=-n 3"])
+    assert mine.for_file("usr/bin/sqlite3") == Command((":memory:", "select 1"), source="user")
+    assert mine.for_file("bin/tool").args == ("-n", "3")
+    assert parse_override("x=") == ("x", ())
+    for bad in ("noequals", "=args", "x='unclosed"):
+        with pytest.raises(SandboxError, match="--command"):
+            parse_override(bad)
+
+
+def test_a_package_runs_in_its_userland_and_a_file_in_the_machine_s_debian12() -> None:
+    item = item_of(record(), Candidate(Origin("debian12-armhf:sqlite3", "usr/bin/sqlite3"), Path("/x")), 0)
+    assert (item.userland, item.guest_path, item.package, item.host_file) == (
+        "debian12-armhf", "/usr/bin/sqlite3", "sqlite3", None)
+    mine = record("", machine="i386", input="./build/tool")
+    item = item_of(mine, Candidate(Origin("./build/tool", ""), Path("build/tool")), 7)
+    assert (item.userland, item.guest_path, item.host_file) == ("debian12-i386", "/.y2038/files/7/tool",
+                                                                Path("build/tool"))
+    assert runnable(record(kind="exec")) and not runnable(record(kind="shared"))
+    assert runnable(record(kind="shared", linkage="static"))  # a static PIE
+
+
+def test_moments_from_the_command_line() -> None:
+    assert parse_moments([]) == DEFAULT_MOMENTS
+    assert parse_moments(["a=2038-01-19T03:00:00Z", "b=2040-01-01T00:00:00Z"]) == (
+        Moment("a", "2038-01-19T03:00:00Z"), Moment("b", "2040-01-01T00:00:00Z"))
+    for bad in ("2040-01-01T00:00:00Z", "a=tomorrow", "two words=2040-01-01T00:00:00Z"):
+        with pytest.raises(SandboxError, match="--at"):
+            parse_moments([bad])
+
+
+def test_every_runtime_line_fits_100_columns_and_leads_with_the_verdict() -> None:
+    ran = captured()
+    audits = [record(), record("bin/dash"), record("usr/lib/" + "x" * 150 + "/libverylong.so.1", kind="shared")]
+    for audit, subject in zip(audits, SUBJECTS):
+        audit.runtime = runtime_record(audit, "", _runs_of(subject, ran, DEFAULT_MOMENTS), 30)
+    audits[2].runtime = runtime_record(audits[2], "", (), 30)
+    result = RuntimeAudit(StaticAudit(audits), seconds=20.0, programs=2)
+    text = runtime_lines.report(result)
+    assert all(len(line) <= 100 for line in text.splitlines()[:4])
+    assert [line.split()[0] for line in text.splitlines()[1:4]] == [BROKE, BROKE, NOT_EXERCISED]
+    assert "libverylong.so.1" in text
+    assert "3 ELF files, 2 run: broke 2, not-exercised 1" in text
+    assert "10.0 s per program run" in text
+
+
+def test_bad_input_to_the_runtime_audit_is_one_line_each_before_anything_boots(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every input bad: nothing to run, so nothing boots; each gets its line."""
+    monkeypatch.setenv("Y2038_RESULTS", str(tmp_path / "results"))
+    (tmp_path / "notes.txt").write_text("hello\n")
+    code = main(["rehearse", str(tmp_path / "notes.txt"), str(tmp_path / "missing"), "nosuch-userland:x"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"error: {tmp_path / 'notes.txt'}: not an ELF file" in err
+    assert f"error: {tmp_path / 'missing'}: no such file or directory" in err
+    assert "error: nosuch-userland:x: no userland 'nosuch-userland'" in err
+
+
+# -- the shim ------------------------------------------------------------------------
+@pytest.mark.parametrize("machine", ["i386", "armhf"])
+def test_the_shim_builds_and_wraps_only_32bit_time_names(machine: str, tmp_path: Path) -> None:
+    """Each name it exports is one a 32-bit time_t program binds (the static
+    audit's own list), so a time64 program never reaches it."""
+    target = MACHINES[machine]
+    if shutil.which(target.cc) is None:
+        pytest.skip(f"{target.cc} not installed")
+    out = tmp_path / "shim.so"
+    subprocess.run(shim_command(target, out), check=True)
+    objdump = shutil.which("arm-linux-gnueabihf-objdump") if machine == "armhf" else "objdump"
+    table = subprocess.run([objdump or "objdump", "-T", str(out)], capture_output=True, text=True, check=True).stdout
+    exported = {line.split()[-1] for line in table.splitlines() if " .text" in line}
+    assert exported == {"time", "gettimeofday", "clock_gettime", "timespec_get", "mktime", "timegm", "stat",
+                        "lstat", "fstat", "fstatat", "stat64", "lstat64", "fstat64", "fstatat64"}
+    assert exported <= load_symbols().time32
+    assert "EOVERFLOW" in SOURCE.read_text()

@@ -1,0 +1,191 @@
+"""The runtime audit: the static audit's records, then each program run on
+its machine's series kernel at each moment, and a runtime verdict joined to
+its record (BinaryAudit.runtime).
+
+    audit_runtime(inputs, RuntimeOptions) -> RuntimeAudit
+    run_items(machine, items, options, evidence) -> per-item runtime records
+
+One boot per machine: the userlands the programs run in (a package named
+as <userland>:<package> is added to that userland, with what it depends
+on), the user's own files and the EOVERFLOW shim in an overlay archive.
+"""
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from sandbox.audit.commands import Commands, load_commands
+from sandbox.audit.inputs import USERLAND_INPUT, Candidate, expand
+from sandbox.audit.record import BinaryAudit, Rejected
+from sandbox.audit.runtime_boot import BootPlan, GuestFailed, Ran, boot_and_run
+from sandbox.audit.runtime_facts import refusals, time32_calls
+from sandbox.audit.runtime_plan import (COLLECT, DEFAULT_MOMENTS, FILES_GUEST_DIR, RUN, SHIM_GUEST_PATH, Moment,
+                                        Subject, plan, split_collected)
+from sandbox.audit.runtime_verdict import RUNTIME_VERDICTS, NOT_EXERCISED, Runs, RunFacts, runtime_verdict
+from sandbox.audit.shim import build_shim
+from sandbox.audit.static import StaticAudit, audit_pairs
+from sandbox.audit.symbols import load_symbols
+from sandbox.base.machines import machine as machine_named
+from sandbox.base.paths import new_results_dir
+from sandbox.base.progress import say
+from sandbox.build.userland import build_userland
+from sandbox.guest.target import prepare_target
+from sandbox.scenario.userlands import load_userlands
+
+BASE_USERLANDS = {"armhf": "debian12-armhf", "i386": "debian12-i386", "x86_64": "debian12-amd64"}
+"""Where a file named by path (not <userland>:<package>) runs: its machine's
+Debian 12 userland gives it a C library and a shell."""
+TRUNCATIONS = ("not counted: the series kernel (v1) counts time32 calls per task, not the values they "
+               "truncated (series v2, issue 10); a silent wrong answer shows as changed output only")
+SECONDS_PER_RUN_MARGIN = 15.0  # the agent's round trips and the collection, under TCG
+
+
+@dataclass(frozen=True)
+class RuntimeOptions:
+    moments: tuple[Moment, ...] = DEFAULT_MOMENTS
+    timeout: float = 30.0  # one run, in guest seconds (busybox timeout)
+    overrides: tuple[str, ...] = ()  # --command NAME=ARGS
+
+
+@dataclass(frozen=True)
+class Item:
+    """One audited file and where it runs (run=False: a library, only joined)."""
+
+    audit: BinaryAudit
+    userland: str
+    guest_path: str  # inside the userland's root
+    host_file: Path | None = None  # copied in through the overlay, when not part of the userland
+    package: str = ""  # added to the userland (with its dependencies) when set
+    run: bool = True
+
+
+@dataclass
+class RuntimeAudit:
+    static: StaticAudit
+    rejected: list[Rejected] = field(default_factory=list)  # machines that failed, beside the inputs'
+    seconds: float = 0.0  # booting and running, every machine
+    programs: int = 0  # files run
+
+    @property
+    def audits(self) -> list[BinaryAudit]:
+        return self.static.audits
+
+    def counts(self) -> dict[str, int]:
+        verdicts = [a.runtime.get("verdict") for a in self.audits if a.runtime]
+        return {v: n for v in RUNTIME_VERDICTS if (n := verdicts.count(v))}
+
+    def to_json(self) -> dict[str, object]:
+        return {**self.static.to_json(), "rejected": [r.to_json() for r in self.static.rejected + self.rejected],
+                "runtime_seconds": round(self.seconds, 3), "programs_run": self.programs,
+                "runtime_counts": self.counts(), "truncations": TRUNCATIONS}
+
+
+def runnable(audit: BinaryAudit) -> bool:
+    """A program, not a library: an executable, a PIE, or a static PIE."""
+    return audit.kind in ("exec", "pie") or (audit.kind == "shared" and audit.linkage == "static")
+
+
+def item_of(audit: BinaryAudit, candidate: Candidate, number: int) -> Item:
+    origin = candidate.origin
+    match = USERLAND_INPUT.fullmatch(origin.input)
+    if match and origin.path and not Path(origin.input).exists():
+        return Item(audit, match["userland"], "/" + origin.path, package=match["package"] or "",
+                    run=runnable(audit))
+    name = origin.path or Path(origin.input).name
+    return Item(audit, BASE_USERLANDS[audit.machine], f"{FILES_GUEST_DIR}/{number}/{name}", candidate.path,
+                run=runnable(audit))
+
+
+def _runs_of(subject: Subject, ran: list[Ran], moments: tuple[Moment, ...]) -> tuple[RunFacts, ...]:
+    """The subject's runs, each with the collection that followed it."""
+    runs = []
+    for index, r in enumerate(ran):
+        if r.command.kind == RUN and r.command.subject == subject.key:
+            collected = ran[index + 1] if index + 1 < len(ran) and ran[index + 1].command.kind == COLLECT else None
+            kernel, shim = split_collected(collected.stdout) if collected else ("", "")
+            moment = moments[r.command.moment]
+            runs.append(RunFacts(moment.label, moment.at, r.exit_code, r.stdout, r.stderr, r.seconds,
+                                 time32_calls(kernel), refusals(shim)))
+    return tuple(runs)
+
+
+def runtime_record(audit: BinaryAudit, command: str, runs: tuple[RunFacts, ...], timeout: float) -> dict[str, object]:
+    verdict, reason = runtime_verdict(Runs(audit.verdict, runs, timeout))
+    return {"verdict": verdict, "reason": reason, "command": command, "runs": [r.to_json() for r in runs],
+            "truncations": None}
+
+
+def _userlands(items: list[Item]) -> tuple:
+    """The userlands of a boot, each with the packages its items name added."""
+    table = load_userlands()
+    artifacts = []
+    for name in dict.fromkeys(i.userland for i in items):
+        userland = table.by_name[name]
+        extra = tuple(dict.fromkeys(i.package for i in items if i.userland == name and i.package))
+        wanted = replace(userland, packages=tuple(dict.fromkeys(userland.packages + extra)))
+        artifacts.append(build_userland(wanted, table))
+    return tuple(artifacts)
+
+
+def run_items(machine_name: str, items: list[Item], options: RuntimeOptions, evidence: Path,
+              commands: Commands | None = None) -> float:
+    """Boot the machine once, run every runnable item at each moment, and
+    set each item's audit.runtime. Returns the seconds it took."""
+    start = time.monotonic()
+    commands = (commands or load_commands()).with_overrides(list(options.overrides))
+    machine = machine_named(machine_name)
+    shim = build_shim(machine)
+    subjects: list[Subject] = []
+    for key, item in enumerate(items):
+        if item.run:
+            subjects.append(Subject(key, item.userland, item.guest_path, commands.for_file(item.audit.origin.name),
+                                    shim is not None and item.audit.libc == "glibc" and item.audit.linkage == "dynamic"))
+    ran: list[Ran] = []
+    if subjects:
+        target = prepare_target(machine)
+        userlands = _userlands([i for i in items if i.run])
+        overlay = [(f"userlands/{i.userland}{i.guest_path}", i.host_file) for i in items
+                   if i.run and i.host_file is not None]
+        if shim is not None:
+            overlay += [(f"userlands/{u.userland.name}{SHIM_GUEST_PATH}", shim) for u in userlands]
+        guest_commands = plan(subjects, options.moments, options.timeout)
+        runs = sum(c.kind == RUN for c in guest_commands)
+        seconds = 120 + runs * (options.timeout + SECONDS_PER_RUN_MARGIN)
+        ran = boot_and_run(BootPlan(target, userlands, tuple(overlay), tuple(guest_commands),
+                                    options.moments[0].at, seconds), evidence)
+    by_key = {s.key: s for s in subjects}
+    for key, item in enumerate(items):
+        subject = by_key.get(key)
+        runs_of = _runs_of(subject, ran, options.moments) if subject else ()
+        shown = subject.command.shown(item.guest_path) if subject else ""
+        item.audit.runtime = runtime_record(item.audit, shown, runs_of, options.timeout)
+    return time.monotonic() - start
+
+
+def audit_runtime(inputs: list[str], options: RuntimeOptions) -> RuntimeAudit:
+    """The static audit of the inputs, then one boot per machine they need."""
+    results = new_results_dir("rehearse")
+    with tempfile.TemporaryDirectory(prefix="y2038-rehearse-") as tmp:
+        expanded = expand(inputs, Path(tmp))
+        start = time.monotonic()
+        pairs, bad = audit_pairs(expanded.candidates, load_symbols())
+        static = StaticAudit([a for a, _ in pairs], expanded.rejected + bad, expanded.not_elf,
+                             time.monotonic() - start)
+        result = RuntimeAudit(static)
+        items = [item_of(audit, candidate, n) for n, (audit, candidate) in enumerate(pairs)]
+        for machine_name in dict.fromkeys(i.audit.machine for i in items):
+            mine = [i for i in items if i.audit.machine == machine_name]
+            say(f"runtime audit on {machine_name}: {sum(i.run for i in mine)} program(s), "
+                f"{len(options.moments)} time(s) each")
+            try:
+                result.seconds += run_items(machine_name, mine, options, results / machine_name)
+            except GuestFailed as err:
+                result.rejected.append(Rejected(machine_name, str(err)))
+                for item in mine:
+                    item.audit.runtime = {"verdict": NOT_EXERCISED, "reason": f"guest failed: {err}",
+                                          "command": "", "runs": [], "truncations": None}
+            result.programs += sum(i.run for i in mine)
+    say(f"evidence: {results}")
+    return result

@@ -1,0 +1,120 @@
+"""One boot of the runtime audit: the machine's series kernel and initramfs,
+the userlands the programs run in, and an overlay archive with the user's
+own files and the EOVERFLOW shim; then the planned commands, one by one.
+
+    boot_and_run(BootPlan, evidence) -> [Ran]
+
+Nothing is judged here (sandbox/audit/runtime_verdict.py).
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.audit.runtime_plan import AuditCommand
+from sandbox.base.errors import SandboxError
+from sandbox.base.machines import Machine
+from sandbox.base.progress import say
+from sandbox.build import cpio
+from sandbox.build.userland import UserlandArtifact, with_userlands
+from sandbox.guest import protocol
+from sandbox.guest.deadline import Deadline
+from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung
+from sandbox.guest.target import Target
+
+BOOT_SECONDS = 60.0
+MIB_PER_USERLAND_MIB = 3  # as sandbox/app/jobs.py: the archive, its files, headroom
+
+
+@dataclass(frozen=True)
+class BootPlan:
+    target: Target
+    userlands: tuple[UserlandArtifact, ...]
+    overlay: tuple[tuple[str, Path], ...]  # (member under the initramfs root, host file)
+    commands: tuple[AuditCommand, ...]
+    rtc: str  # ISO 8601, the first moment
+    seconds: float  # the whole run's deadline, boot included
+
+    @property
+    def machine(self) -> Machine:
+        return self.target.machine
+
+
+@dataclass(frozen=True)
+class Ran:
+    command: AuditCommand
+    exit_code: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+
+class GuestFailed(SandboxError):
+    """The guest hung, died or lost its agent: every program of the boot is without a verdict."""
+
+
+def overlay_archive(overlay: tuple[tuple[str, Path], ...], out: Path) -> Path:
+    entries = [cpio.Entry.file(member, path.read_bytes(), stat.S_IMODE(path.stat().st_mode) | 0o555)
+               for member, path in overlay]
+    with out.open("wb") as stream:
+        cpio.write_newc(cpio.with_parents(entries), stream)
+    return out
+
+
+def initramfs_for(plan: BootPlan, evidence: Path) -> Path:
+    """The machine's initramfs, the userlands' archives, then the overlay
+    (the kernel unpacks concatenated archives in order)."""
+    base = with_userlands(plan.target.initramfs.path, plan.userlands)
+    if not plan.overlay:
+        return base
+    combined = evidence / "initramfs-rehearse.cpio"
+    with combined.open("wb") as out:
+        with base.open("rb") as source:
+            shutil.copyfileobj(source, out)
+        with overlay_archive(plan.overlay, evidence / "overlay.cpio").open("rb") as source:
+            shutil.copyfileobj(source, out)
+    return combined
+
+
+def boot_and_run(plan: BootPlan, evidence: Path) -> list[Ran]:
+    evidence.mkdir(parents=True, exist_ok=True)
+    size_mib = sum(a.cpio.stat().st_size for a in plan.userlands) // 2**20
+    request = BootRequest(plan.machine, plan.target.kernel.boot_image, initramfs_for(plan, evidence),
+                          plan.rtc, plan.target.accel.name, evidence,
+                          memory_mib=256 + MIB_PER_USERLAND_MIB * size_mib if plan.userlands else None)
+    deadline = Deadline(plan.seconds)
+    done: list[Ran] = []
+    try:
+        with Guest(request) as guest:
+            try:
+                guest.wait_ready(deadline.within(BOOT_SECONDS))
+                say(f"{plan.machine.name}: booted in {guest.boot_seconds:.1f} s, "
+                    f"{sum(c.kind == 'run' for c in plan.commands)} runs to go")
+                for command in plan.commands:
+                    done.append(_one(guest, command, deadline))
+            finally:
+                guest.stop()
+    except (GuestHung, GuestDied, protocol.ProtocolError) as err:
+        raise GuestFailed(f"{plan.machine.name} guest: {type(err).__name__}: {err} "
+                          f"(evidence: {evidence})") from None
+    finally:
+        (evidence / "runs.jsonl").write_text("".join(
+            json.dumps({"kind": r.command.kind, "shell": r.command.shell, "exit": r.exit_code,
+                        "stdout": r.stdout, "stderr": r.stderr, "seconds": round(r.seconds, 3)}) + "\n"
+            for r in done))
+    return done
+
+
+def _one(guest: Guest, command: AuditCommand, deadline: Deadline) -> Ran:
+    start = time.monotonic()
+    reply = guest.run(command.shell, deadline)
+    ran = Ran(command, reply.exit_code, reply.text, reply.stderr.decode("utf-8", "replace"),
+              time.monotonic() - start)
+    if command.must_succeed and reply.exit_code != 0:
+        raise GuestFailed(f"guest command failed (exit {reply.exit_code}): {command.shell}: "
+                          f"{(ran.stderr or ran.stdout).strip()[:200]}")
+    return ran

@@ -1,0 +1,61 @@
+"""What one run of a program left behind, read (pure: text in, facts out).
+
+    time32_calls(kernel_log)   the series kernel's `log` policy lines
+                               ("time32: sqlite3[212] called clock_gettime32
+                               (allowed)"): one per task and system call, the
+                               first time that task made it
+    refusals(shim_log)         the preloaded shim's lines (rootfs/shim/):
+                               "<pid> <comm> <function>", a glibc call that
+                               failed with EOVERFLOW
+    shape(text)                output with its numbers and day and month names
+                               masked: two runs whose outputs differ only in
+                               the time they print have the same shape
+
+The series (v1) counts time32 calls per task; it does not count the
+truncations those calls made (that comes with series v2, issue 10): a
+silent wrong answer shows only as changed output.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+TIME32_LINE = re.compile(r"time32: (?P<comm>.{1,16}?)\[(?P<pid>\d+)\] called (?P<call>\w+) \((?:allowed|denied)\)")
+REFUSAL_LINE = re.compile(r"(?P<pid>\d+) (?P<comm>.{1,16}) (?P<function>\w+)")
+WRAPPERS = frozenset({"timeout"})
+"""Guest tools around every run (busybox's timeout waits for the program,
+with glibc's time32 clock_nanosleep): their lines are not the program's."""
+NUMBER = re.compile(r"\d+")
+NAMES = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b")
+
+
+@dataclass(frozen=True)
+class Time32Call:
+    comm: str
+    pid: int
+    call: str  # the kernel's name: clock_gettime32, futex_time32, ...
+
+
+@dataclass(frozen=True)
+class Refusal:
+    comm: str
+    pid: int
+    function: str  # the glibc function that returned EOVERFLOW
+
+
+def time32_calls(kernel_log: str) -> tuple[Time32Call, ...]:
+    found = []
+    for line in kernel_log.splitlines():
+        match = TIME32_LINE.search(line)
+        if match and match["comm"] not in WRAPPERS:
+            found.append(Time32Call(match["comm"], int(match["pid"]), match["call"]))
+    return tuple(found)
+
+
+def refusals(shim_log: str) -> tuple[Refusal, ...]:
+    return tuple(Refusal(m["comm"], int(m["pid"]), m["function"])
+                 for line in shim_log.splitlines() if (m := REFUSAL_LINE.fullmatch(line.strip())))
+
+
+def shape(text: str) -> str:
+    return NAMES.sub("@", NUMBER.sub("#", text)).strip()

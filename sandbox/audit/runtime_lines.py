@@ -1,0 +1,34 @@
+"""The runtime audit for a person: one line per file within 100 columns,
+the runtime verdict first, the static one beside it, then the evidence
+(pure: records in, text out).
+"""
+from __future__ import annotations
+
+from sandbox.audit.lines import WIDTH, fit, short_name
+from sandbox.audit.record import BinaryAudit
+from sandbox.audit.runtime import TRUNCATIONS, RuntimeAudit
+
+STATIC_SHORT = {"unknown-needs-runtime": "unknown", "no-time-use": "no-time"}
+HEADER = f"{'runtime':<13} {'static':<7} {'machine':<6} file  evidence"
+
+
+def line(audit: BinaryAudit) -> str:
+    runtime = audit.runtime or {}
+    head = f"{str(runtime.get('verdict', '-')):<13} {STATIC_SHORT.get(audit.verdict, audit.verdict):<7} " \
+           f"{audit.machine:<6} "
+    name = short_name(audit.origin.name, WIDTH - len(head))
+    return fit(f"{head}{name}  {runtime.get('reason', '')}", WIDTH)
+
+
+def summary(result: RuntimeAudit) -> str:
+    counts = ", ".join(f"{v} {n}" for v, n in result.counts().items()) or "none"
+    rejected = len(result.static.rejected) + len(result.rejected)
+    extra = f"; {rejected} without a verdict" if rejected else ""
+    per = f", {result.seconds / result.programs:.1f} s per program run" if result.programs else ""
+    return (f"{len(result.audits)} ELF files, {result.programs} run: {counts}{extra}\n"
+            f"runtime audit: {result.seconds:.1f} s{per} (boots included)\n"
+            f"truncations: {TRUNCATIONS}")
+
+
+def report(result: RuntimeAudit) -> str:
+    return "\n".join([HEADER, *(line(a) for a in result.audits), "", summary(result)])

@@ -1,0 +1,112 @@
+"""The runtime audit's guest commands: a pure function of what runs where.
+
+    plan(subjects, moments, timeout, shim) -> [AuditCommand]
+
+Before anything runs: each userland gets /proc, /dev and a fresh /tmp
+(sandbox/run/plan.py userland_commands), the kernel's time32 policy is set
+to `log`, and the kernel log is emptied. Then, at each moment (the first is
+the boot clock; the others are set with settimeofday from the 64-bit
+/tools/settime), every subject runs once, each run followed by the
+collection of what it left: the kernel log's new lines (`dmesg -c`) and the
+shim's log. A run is bounded by busybox's `timeout -s KILL`.
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+
+from sandbox.audit.commands import Command
+from sandbox.base.timefmt import parse_time
+from sandbox.run.plan import GUEST_PATH, userland_commands
+
+SHIM_GUEST_PATH = "/.y2038/time32-refusals.so"  # inside each userland's root
+FILES_GUEST_DIR = "/.y2038/files"  # the user's own files, inside the base userland's root
+SHIM_LOG = "/tmp/.y2038-refusals-{n}.log"  # inside the userland: its /tmp is a tmpfs
+REFUSALS_MARK = "==y2038-refusals=="
+SETUP, CLOCK, RUN, COLLECT = "setup", "clock", "run", "collect"
+
+
+@dataclass(frozen=True)
+class Moment:
+    label: str  # before, after, y2106, or the user's
+    at: str  # ISO 8601 UTC
+
+
+DEFAULT_MOMENTS = (
+    Moment("before", "2038-01-19T03:10:00Z"),
+    Moment("after", "2038-01-19T03:14:30Z"),
+    Moment("y2106", "2106-02-07T06:28:20Z"),
+)
+
+
+@dataclass(frozen=True)
+class Subject:
+    """One program to run: where it is in the guest and with what."""
+
+    key: int  # its place among the subjects of the boot
+    userland: str  # the root it runs in: /userlands/<name>
+    path: str  # its path inside that root
+    command: Command
+    shim: bool  # preload the EOVERFLOW shim (32-bit dynamic programs)
+
+    @property
+    def root(self) -> str:
+        return f"/userlands/{self.userland}"
+
+
+@dataclass(frozen=True)
+class AuditCommand:
+    kind: str  # SETUP, CLOCK, RUN, COLLECT
+    shell: str
+    moment: int = -1  # index into the moments
+    subject: int = -1  # Subject.key
+    must_succeed: bool = False
+
+
+def run_shell(subject: Subject, moment: int, timeout: float) -> str:
+    """busybox clears the environment, bounds the run and changes root; the
+    userland's env finds the program (as a scenario's run step does)."""
+    preload = (f" LD_PRELOAD={SHIM_GUEST_PATH} Y2038_SHIM_LOG={shim_log(subject, moment)}"
+               if subject.shim else "")
+    if subject.command.shell:
+        argv = ["/bin/sh", "-c", subject.command.shell, subject.path]
+    else:
+        argv = [subject.path, *subject.command.args]
+    return (f"cd / && env -i PATH={GUEST_PATH} HOME=/root TZ=UTC0 LC_ALL=C{preload} "
+            f"timeout -s KILL {timeout:g} chroot {shlex.quote(subject.root)} /usr/bin/env {shlex.join(argv)}"
+            " </dev/null")
+
+
+def shim_log(subject: Subject, moment: int) -> str:
+    return SHIM_LOG.format(n=f"{subject.key}-{moment}")
+
+
+def collect_shell(subject: Subject, moment: int) -> str:
+    """The kernel log's lines since the last collection, then the shim's log.
+    Read with the shell's own redirection: busybox's cat and rm stat() the
+    file, which fails past 2038 (busybox is a 32-bit time_t program)."""
+    log = shlex.quote(subject.root + shim_log(subject, moment))
+    return (f"dmesg -c; echo {REFUSALS_MARK}; "
+            f"{{ while IFS= read -r line; do echo \"$line\"; done < {log}; }} 2>/dev/null; true")
+
+
+def split_collected(text: str) -> tuple[str, str]:
+    """A collection's output -> (kernel log lines, shim log)."""
+    kernel, _, shim = text.partition(REFUSALS_MARK + "\n")
+    return kernel, shim
+
+
+def plan(subjects: list[Subject], moments: tuple[Moment, ...], timeout: float,
+         tools: str = "/tools") -> list[AuditCommand]:
+    userlands = tuple(dict.fromkeys(s.userland for s in subjects))
+    commands = [AuditCommand(SETUP, c.shell, must_succeed=True) for c in userland_commands(userlands)]
+    commands += [AuditCommand(SETUP, f"{tools}/sysctl kernel.time32_syscalls log", must_succeed=True),
+                 AuditCommand(SETUP, "dmesg -c >/dev/null", must_succeed=True)]
+    for index, moment in enumerate(moments):
+        if index:
+            commands.append(AuditCommand(CLOCK, f"{tools}/settime {parse_time(moment.at)} settimeofday "
+                                                "&& dmesg -c >/dev/null", index, must_succeed=True))
+        for subject in subjects:
+            commands += [AuditCommand(RUN, run_shell(subject, index, timeout), index, subject.key),
+                         AuditCommand(COLLECT, collect_shell(subject, index), index, subject.key)]
+    return commands

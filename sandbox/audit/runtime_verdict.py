@@ -1,0 +1,116 @@
+"""The runtime verdict of one program, from its runs at each time (pure).
+
+    runtime_verdict(static_verdict, runs) -> (verdict, reason)
+
+The first run is the reference (default: before the rollover); every later
+one is compared with it. The rules are a table read top down; the first
+that holds decides (RULES).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sandbox.audit.runtime_facts import Refusal, Time32Call, shape
+from sandbox.audit.verdict import MIXED, NEEDS_RUNTIME, TIME32
+
+SAFE = "safe"  # no time32 call, nothing refused, nothing changed
+CALLS_TIME32 = "calls-time32"  # makes time32 system calls, but its output and status held
+BROKE = "broke"  # after the rollover: glibc refused, the status or the output changed
+NOT_EXERCISED = "not-exercised"  # the static audit found time32 use the runs never reached
+RUNTIME_VERDICTS = (BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE)
+"""Worst first: the order the summary counts them in."""
+KILLED = 137  # busybox timeout -s KILL: 128 + SIGKILL
+NOT_STARTED = (126, 127)  # the shell's and env's "cannot run" / "not found"
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    label: str  # before, after, y2106, or the user's
+    at: str  # the clock set before the run, ISO 8601
+    exit_code: int
+    stdout: str
+    stderr: str
+    seconds: float
+    time32: tuple[Time32Call, ...] = ()
+    refusals: tuple[Refusal, ...] = ()
+
+    @property
+    def timed_out(self) -> bool:
+        return self.exit_code == KILLED
+
+    def to_json(self) -> dict[str, object]:
+        return {"label": self.label, "at": self.at, "exit": self.exit_code, "seconds": round(self.seconds, 3),
+                "timed_out": self.timed_out, "stdout": self.stdout, "stderr": self.stderr,
+                "time32": [f"{c.comm}[{c.pid}] {c.call}" for c in self.time32],
+                "refusals": [f"{r.comm}[{r.pid}] {r.function}" for r in self.refusals]}
+
+
+@dataclass(frozen=True)
+class Runs:
+    static_verdict: str
+    runs: tuple[RunFacts, ...]
+    timeout: float
+
+    @property
+    def later(self) -> tuple[RunFacts, ...]:
+        return self.runs[1:]
+
+    def changes(self) -> list[str]:
+        """What differs in each later run from the first: status, then output."""
+        first, found = self.runs[0], []
+        for run in self.later:
+            if run.exit_code != first.exit_code:
+                found.append(f"{run.label}: exit {first.exit_code}→{run.exit_code}{_first_line(run.stderr)}")
+            elif shape(run.stdout) != shape(first.stdout):
+                found.append(f"{run.label}: output changed{_first_line(run.stdout)}")
+            elif shape(run.stderr) != shape(first.stderr):
+                found.append(f"{run.label}: stderr changed{_first_line(run.stderr)}")
+        return found
+
+    def refused(self) -> list[str]:
+        return _distinct(f"{r.function}" for run in self.runs for r in run.refusals)
+
+    def time32_calls(self) -> list[str]:
+        return _distinct(c.call for run in self.runs for c in run.time32)
+
+
+def _first_line(text: str) -> str:
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return f" ({line[:60]})" if line else ""
+
+
+def _distinct(items: object) -> list[str]:
+    return list(dict.fromkeys(items))  # type: ignore[call-overload]
+
+
+Rule = tuple[Callable[[Runs], bool], str, Callable[[Runs], str]]
+BINDS_TIME32 = (TIME32, MIXED, NEEDS_RUNTIME)
+
+RULES: tuple[Rule, ...] = (
+    (lambda r: not r.runs and r.static_verdict in BINDS_TIME32, NOT_EXERCISED,
+     lambda r: "not run (not a program), static audit: " + r.static_verdict),
+    (lambda r: not r.runs, SAFE,
+     lambda r: "not run (not a program), static audit: " + r.static_verdict),
+    (lambda r: all(run.exit_code in NOT_STARTED for run in r.runs), NOT_EXERCISED,
+     lambda r: f"did not start: exit {r.runs[0].exit_code}{_first_line(r.runs[0].stderr)}"),
+    (lambda r: all(run.timed_out for run in r.runs), NOT_EXERCISED,
+     lambda r: f"timed out after {r.timeout:g} s at every time"),
+    (lambda r: bool(r.refused()), BROKE,
+     lambda r: "; ".join(["glibc EOVERFLOW: " + " ".join(r.refused()), *r.changes()])),
+    (lambda r: bool(r.changes()), BROKE,
+     lambda r: "; ".join(r.changes())),
+    (lambda r: bool(r.time32_calls()), CALLS_TIME32,
+     lambda r: "time32: " + " ".join(r.time32_calls())),
+    (lambda r: r.static_verdict in (TIME32, MIXED), NOT_EXERCISED,
+     lambda r: f"static audit: {r.static_verdict}; the command reached no time32 call"),
+    (lambda r: True, SAFE,
+     lambda r: "no time32 call, nothing refused or changed"),
+)
+
+
+def runtime_verdict(runs: Runs) -> tuple[str, str]:
+    for holds, verdict, reason in RULES:
+        if holds(runs):
+            return verdict, reason(runs)
+    raise AssertionError("the last rule always holds")
