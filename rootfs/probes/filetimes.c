@@ -15,8 +15,8 @@
  *   TIME   the atime and mtime to set, YYYY-MM-DDTHH:MM:SS[Z] (UTC, any
  *          year), always with .5 s (500000000 ns, or 500000 us for utimes)
  *   call   utimensat futimens utimes stat statx mount_warning reread mtime
- *          (default: every call but the last three; all but those three
- *          need TIME)
+ *          created (default: every call but the last four; all but those
+ *          four need TIME)
  *
  * One JSON line per call; "seconds" and "nsec" are always the file's mtime:
  *   setters  utimensat, futimens, utimes: set TIME through the flavour's
@@ -46,6 +46,9 @@
  *            forgets everything: "errno":"ENOENT".
  *   mtime    the mtime of DIR itself, read with statx (a directory the
  *            initramfs brought, with the mtime its cpio header gave it).
+ *   created  a fresh file's mtime, stamped by the kernel's clock, read with
+ *            the flavour's stat (libc's, or stat64(2) in time32-syscall):
+ *            what a program sees of a file it has just written.
  *
  * Like LTP, each call has variants and the flavour picks one:
  *   time32-syscall  the legacy i386/arm syscalls with 32-bit structs, as
@@ -409,6 +412,23 @@ static void mtime_run(void *ctx)
 		report_mtime("mtime", 0, 0, sec, nsec);
 }
 
+/* A fresh file, stamped by the kernel with its own clock, read back with
+ * this flavour's stat: what a program sees of a file it has just written
+ * (under libfaketime, the kernel's clock is not the program's). */
+static void created_run(void *ctx)
+{
+	char path[4096];
+	long long sec = 0, nsec = 0;
+	int err = fresh_file(ctx, "created", path, sizeof(path));
+
+	if (!err)
+		err = VARIANT(stat)(path, &sec, &nsec);
+	if (err)
+		probe_errno(PROBE, "created", err);
+	else
+		report_mtime("created", 0, 0, sec, nsec);
+}
+
 #define NEEDS_TIME PROBE_FLAG_OWN   /* a call that needs TIME */
 
 static const struct probe_call calls[] = {
@@ -420,6 +440,7 @@ static const struct probe_call calls[] = {
 	{ "mount_warning", mount_warning_run, NULL, PROBE_NAMED_ONLY },
 	{ "reread",        reread_run,        NULL, PROBE_NAMED_ONLY },
 	{ "mtime",         mtime_run,         NULL, PROBE_NAMED_ONLY },
+	{ "created",       created_run,       NULL, PROBE_NAMED_ONLY },
 };
 
 /* ---- arguments --------------------------------------------------------- */

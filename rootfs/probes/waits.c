@@ -67,6 +67,26 @@ int waits_parse_time(const char *text, long long now, long long *out)
 	return text[0] != '\0' && *end == '\0' && errno == 0;
 }
 
+/* "libc+N": N seconds from "now" as the flavour's C library reads
+ * CLOCK_REALTIME (the instrument clock when that fails), as a program would
+ * compute a deadline: under libfaketime that "now" is the faked one, while
+ * the kernel's clock, which the waits are measured on, is not. The delay is
+ * N whatever the two clocks say. */
+static int waits_parse_libc(const struct probe *p, const char *plus_n, double now)
+{
+	struct waits_target *t = p->ctx;
+	struct timespec ts;
+	long long base = (long long)now, n;
+
+	if (!waits_parse_time(plus_n, 0, &n) || n <= 0 || n > WAITS_MAX_DELAY)
+		probe_usage(p->name, "libc+N: N seconds, 1 to 600");
+	if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
+		base = (long long)ts.tv_sec;
+	t->seconds = base + n;
+	t->delay = (double)n;
+	return 1;
+}
+
 /* The target from argv[1] ("<probe> [target] [call...]") into the probe's
  * ctx; the words after it name the calls to run (probe_main()). */
 int waits_parse(const struct probe *p, int argc, char **argv)
@@ -77,8 +97,10 @@ int waits_parse(const struct probe *p, int argc, char **argv)
 	const char *text = argc > 1 ? argv[1] : fallback;
 
 	snprintf(fallback, sizeof(fallback), "+%d", WAITS_DEFAULT_DELAY);
+	if (strncmp(text, "libc+", 5) == 0)
+		return waits_parse_libc(p, text + 4, now);
 	if (!waits_parse_time(text, (long long)now, &t->seconds))
-		probe_usage(p->name, "target: expected seconds, YYYY-MM-DDTHH:MM:SSZ or +N");
+		probe_usage(p->name, "target: expected seconds, YYYY-MM-DDTHH:MM:SSZ, +N or libc+N");
 	t->delay = (double)t->seconds - now;
 	if (t->delay <= 0.01)
 		probe_usage(p->name, "the target is not in the future (the probe arms waits for it)");

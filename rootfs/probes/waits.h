@@ -3,8 +3,11 @@
  *
  * Each of those probes takes one argument, the target: the CLOCK_REALTIME
  * instant its waits are due, as decimal seconds since the epoch
- * ("2147483649"), as UTC text ("2038-01-19T03:14:09Z"), or as "+N" (N
- * seconds from now; the default is "+2"). Absolute calls are armed for the
+ * ("2147483649"), as UTC text ("2038-01-19T03:14:09Z"), as "+N" (N
+ * seconds from now; the default is "+2"), or as "libc+N" (N seconds from
+ * "now" as the flavour's C library reads it, where the instrument clock
+ * below is the kernel's: what a program under libfaketime computes; the
+ * delay is N). Absolute calls are armed for the
  * target itself; relative calls for the delay from now to the target. The
  * scenario places the clock (reset-clock) so that "now" is before
  * 2038-01-19T03:14:08Z and the target after it.
@@ -38,7 +41,7 @@
 #define WAITS_GRACE 5.0     /* seconds past the target before a child is killed */
 #define WAITS_MAX_CALLS 16
 #define WAITS_MAX_DELAY 600  /* a target further away is a mistake: refuse it */
-#define WAITS_USAGE "[target: seconds, YYYY-MM-DDTHH:MM:SSZ or +N] [call...]"
+#define WAITS_USAGE "[target: seconds, YYYY-MM-DDTHH:MM:SSZ, +N or libc+N] [call...]"
 
 struct waits_target {
 	long long seconds;   /* the absolute target, CLOCK_REALTIME */
