@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.audit.corpus import BROKE_AFTER, agree, agreement, build_probes, cached_userland, flavour_of, \
+from sandbox.audit.corpus import BROKE_AFTER, agree, agreement, cached_userland, flavour_of, \
     program_answers, program_files
 from sandbox.audit.static import audit_static
 from sandbox.base.machines import MACHINES
+from sandbox.build.dynamic_probes import build_probes
 
 PROBES = ("clock",)
 MACHINE_NAMES = ("x86_64", "armhf")

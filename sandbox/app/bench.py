@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox.audit.corpus import (BROKE_AFTER, Agreement, agree, agreement, build_probes, cached_userland,
+from sandbox.audit.corpus import (BROKE_AFTER, Agreement, agree, agreement, cached_userland,
                                   program_answers, program_files)
 from sandbox.audit.static import audit_static
 from sandbox.base import paths
@@ -28,6 +28,7 @@ from sandbox.base.machines import MACHINES, Machine
 from sandbox.base.progress import say
 from sandbox.guest.qemu import BootRequest, Guest
 from sandbox.build.userland import build_userland, with_userlands
+from sandbox.build.dynamic_probes import build_probes
 from sandbox.guest.target import Target, prepare_target
 from sandbox.scenario.catalogue import load_catalogue
 from sandbox.scenario.userlands import load_userlands

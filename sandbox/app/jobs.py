@@ -14,6 +14,7 @@ from pathlib import Path
 
 from sandbox.app.facts import write_run_facts
 from sandbox.base.errors import InputError
+from sandbox.build.dynamic_probes import build_userland_probes
 from sandbox.build.userland import build_userland, has_program, with_userlands
 from sandbox.guest.target import Target
 from sandbox.judge.evaluate import evaluate
@@ -29,8 +30,9 @@ MIB_PER_USERLAND_MIB = 3  # guest memory per MiB of userland archive: the archiv
 
 def boot_of(target: Target, scenario: Scenario) -> Boot:
     """The boot a scenario needs on a target: with the Debian userlands its run
-    steps name built (or reused) and appended to the initramfs, each program
-    checked to be in its userland before anything boots."""
+    and probe steps name built (or reused) and appended to the initramfs
+    (with the probes built dynamically for those its probe steps run in),
+    each program checked to be in its userland before anything boots."""
     if not scenario.userlands:
         return Boot(target.machine, target.kernel.boot_image, target.initramfs.path, target.accel.name)
     table = load_userlands()
@@ -43,8 +45,9 @@ def boot_of(target: Target, scenario: Scenario) -> Boot:
                     raise InputError(scenario.file, f"step[{step.index}].run",
                                      f"no program '{step.argv[0]}' in userland {name} "
                                      f"({', '.join(table.by_name[name].packages)} and what they depend on)")
+    probes = tuple(build_userland_probes(table.by_name[name]) for name in scenario.probe_userlands)
     size_mib = sum(a.cpio.stat().st_size for a in artifacts) // 2**20
-    return Boot(target.machine, target.kernel.boot_image, with_userlands(target.initramfs.path, artifacts),
+    return Boot(target.machine, target.kernel.boot_image, with_userlands(target.initramfs.path, artifacts, probes),
                 target.accel.name, tuple(a.record() for a in artifacts),
                 memory_mib=256 + MIB_PER_USERLAND_MIB * size_mib)
 

@@ -1,30 +1,24 @@
 """A ground truth for the static audit: the project's own probes, whose
 flavour says how they were built (rootfs/Makefile), audited and compared.
 
-    build_probes(machine, out, linkage)  the probes of rootfs/ in the
-                                         machine's flavours, "static" as the
-                                         guest gets them, or "dynamic"
     agreement(audits) -> Agreement       each verdict against its flavour
     program_answers(userland, audits)    Debian's programs against what the
                                          real-programs runs saw them do
 
 The guest's probes are static: their C library's 32-bit and 64-bit entry
 points are linked in together, so the static audit can only
-say "needs the runtime audit" for the 32-bit flavours. Built dynamically,
-the same sources show what the symbols decide.
+say "needs the runtime audit" for the 32-bit flavours. Built dynamically
+(sandbox/build/dynamic_probes.py, build_probes), the same sources show what
+the symbols decide.
 """
 from __future__ import annotations
 
-import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.audit.record import BinaryAudit
 from sandbox.audit.verdict import MIXED, NO_TIME_USE, TIME32, TIME64
-from sandbox.base.errors import SandboxError
-from sandbox.base.machines import Machine
-from sandbox.base.paths import ROOTFS, cache_dir
+from sandbox.base.paths import cache_dir
 
 KNOWN = {  # flavour -> the verdict it must get (docs/scenario-authoring.md, "Flavours")
     "time32-syscall": TIME32,
@@ -32,26 +26,6 @@ KNOWN = {  # flavour -> the verdict it must get (docs/scenario-authoring.md, "Fl
     "time64": TIME64,
     "native64": TIME64,
 }
-# rootfs/Makefile's BASE_CFLAGS with and without -static -s
-LINKAGE_CFLAGS = {
-    "static": "-O2 -Wall -Wextra -Werror -std=gnu11 -static -s -Iprobes",
-    "dynamic": "-O2 -Wall -Wextra -Werror -std=gnu11 -Iprobes",
-}
-
-
-def build_probes(machine: Machine, out: Path, linkage: str, probes: tuple[str, ...]) -> Path:
-    """make -C rootfs OUT=out ...: out/<flavour>/<probe> for each flavour of the machine."""
-    args = ["make", "--no-print-directory", "-C", str(ROOTFS), f"-j{min(os.cpu_count() or 1, 2)}",
-            f"OUT={out}", f"CC={machine.cc}", f"CFLAGS32={machine.cflags32}",
-            f"FLAVOURS={' '.join(machine.flavours)}", f"TOOLS_FLAVOUR={machine.tools_flavour}",
-            f"PROBES={' '.join(probes)}", "TOOLS=", f"BASE_CFLAGS={LINKAGE_CFLAGS[linkage]}"]
-    result = subprocess.run(args, capture_output=True, text=True, check=False, env={**os.environ, "LC_ALL": "C"})
-    if result.returncode != 0:
-        last = (result.stdout + result.stderr).strip().splitlines()[-1:] or ["no output"]
-        raise SandboxError(f"building the {machine.name} probes ({linkage}) failed: {last[0]}")
-    return out
-
-
 # What the real-programs runs saw (docs/real-programs.md, armhf and i386/x86_64
 # machines, 2026-12-03): the program broke after the rollover, or was right.
 # python3 is python3.11 in Debian 12 and python3.13 in Debian 13.

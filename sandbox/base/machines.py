@@ -114,6 +114,26 @@ ARMHF = Machine(
 MACHINES: dict[str, Machine] = {m.name: m for m in (X86_64, I386, ARMHF)}
 
 
+@dataclass(frozen=True)
+class DebianArch:
+    """A Debian architecture whose userland can hold the probes built
+    dynamically (against its own glibc): which flavours that ABI is, the
+    machine whose compiler and flags build them, and its multiarch triplet
+    (where its libraries are: /usr/lib/<triplet>/)."""
+
+    name: str
+    flavours: tuple[str, ...]
+    builder: Machine
+    triplet: str
+
+
+DEBIAN_ARCHS: dict[str, DebianArch] = {a.name: a for a in (
+    DebianArch("amd64", ("native64",), X86_64, "x86_64-linux-gnu"),
+    DebianArch("i386", FLAVOURS_32, I386, "i386-linux-gnu"),
+    DebianArch("armhf", FLAVOURS_32, ARMHF, "arm-linux-gnueabihf"),
+)}
+
+
 def machine(name: str) -> Machine:
     try:
         return MACHINES[name]

@@ -39,6 +39,7 @@ from sandbox.base.paths import cache_dir
 from sandbox.base.progress import say, step
 from sandbox.build import cpio
 from sandbox.build.cpio import Entry
+from sandbox.build.dynamic_probes import UserlandProbes
 from sandbox.scenario.userlands import Userland, Userlands
 
 LISTS_MAX_AGE = 24 * 3600  # seconds before the private apt lists are refreshed
@@ -258,17 +259,21 @@ def build_userland(userland: Userland, userlands: Userlands) -> UserlandArtifact
     return UserlandArtifact(userland, key, folder / "root", folder / "userland.cpio", tuple(packages))
 
 
-def with_userlands(initramfs: Path, artifacts: tuple[UserlandArtifact, ...]) -> Path:
-    """The initramfs with the userlands' archives appended, cached by their keys."""
+def with_userlands(initramfs: Path, artifacts: tuple[UserlandArtifact, ...],
+                   probes: tuple[UserlandProbes, ...] = ()) -> Path:
+    """The initramfs with the userlands' archives appended, then the dynamic
+    probes of those that run them, cached by their keys."""
     if not artifacts:
         return initramfs
-    key = hashlib.sha256("\0".join([str(initramfs), *(a.key for a in artifacts)]).encode()).hexdigest()[:16]
+    parts = (*artifacts, *probes)
+    names = [str(initramfs), *(a.key for a in artifacts), *(f"{p.key}:{p.userland}" for p in probes)]
+    key = hashlib.sha256("\0".join(names).encode()).hexdigest()[:16]
     target = cache_dir() / "initrd-with-userlands" / f"{key}.cpio"
     if not target.is_file():
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_suffix(f".{os.getpid()}.tmp")
         with tmp.open("wb") as out:
-            for part in (initramfs, *(a.cpio for a in artifacts)):
+            for part in (initramfs, *(a.cpio for a in parts)):
                 with part.open("rb") as source:
                     shutil.copyfileobj(source, out)
         os.replace(tmp, target)

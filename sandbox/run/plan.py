@@ -35,12 +35,23 @@ class GuestCommand:
 
 
 def _probe_commands(step: ProbeStep, tools_flavour: str) -> list[GuestCommand]:
-    args = "".join(f" {shlex.quote(a)}" for a in step.args)
     return [command
             for flavour in step.flavours
             for command in (*_reset_clock(step, flavour),
                             GuestCommand(step.index, step.phase, step.probe, flavour,
-                                         f"/probes/{flavour}/{step.probe}{args}", False))]
+                                         _probe_shell(step, flavour), False))]
+
+
+def _probe_shell(step: ProbeStep, flavour: str) -> str:
+    """/probes/<flavour>/<probe> (static), or the dynamic build inside the
+    step's userland, run against its glibc (chroot, as a run step's program)
+    with the step's environment (LD_PRELOAD and FAKETIME for faketime)."""
+    command = shlex.join([f"/probes/{flavour}/{step.probe}", *step.args])
+    if step.userland is None:
+        return command
+    words = ["env", "-i", f"PATH={GUEST_PATH}", "TZ=UTC0", "LC_ALL=C",
+             *(f"{name}={value}" for name, value in step.environment), "chroot", f"/userlands/{step.userland}"]
+    return f"cd / && {shlex.join(words)} {command}"
 
 
 def _reset_clock(step: ProbeStep, flavour: str) -> list[GuestCommand]:

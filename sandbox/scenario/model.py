@@ -13,6 +13,7 @@ from typing import ClassVar
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT
 from sandbox.scenario.catalogue import ProbeInfo
 from sandbox.scenario.disks import Disk
+from sandbox.scenario.faketime import FakeTime
 from sandbox.scenario.matchers import Matcher, Number
 
 ERRNO_FIELD = "errno"
@@ -63,6 +64,12 @@ class ProbeStep:
         default_factory=lambda: MappingProxyType({}))
     reset_clock: int | None = None  # reset-clock: set before each flavour runs
     info: ProbeInfo | None = field(default=None, compare=False)  # what the catalogue says it prints
+    # userland: the probe built dynamically, run in that Debian userland
+    # (chroot) against its glibc; faketime: under libfaketime there, with
+    # `environment` (LD_PRELOAD, FAKETIME) set
+    userland: str | None = None
+    faketime: FakeTime | None = None
+    environment: tuple[tuple[str, str], ...] = ()
     kind: ClassVar[str] = "probe"
 
     def flavours_on(self, available: tuple[str, ...]) -> tuple[str, ...]:
@@ -189,8 +196,19 @@ class Scenario:
 
     @property
     def userlands(self) -> tuple[str, ...]:
-        """Every userland its run steps name, once each, in order."""
-        return tuple(dict.fromkeys(u for s in self.steps if isinstance(s, RunStep) for u in s.userlands))
+        """Every userland its run steps and probe steps name, once each, in order."""
+        return tuple(dict.fromkeys(u for s in self.steps for u in _userlands_of(s)))
+
+    @property
+    def probe_userlands(self) -> tuple[str, ...]:
+        """The userlands its probe steps run the dynamic probes in."""
+        return tuple(dict.fromkeys(s.userland for s in self.probe_steps if s.userland))
+
+
+def _userlands_of(step: Step) -> tuple[str, ...]:
+    if isinstance(step, RunStep):
+        return step.userlands
+    return (step.userland,) if isinstance(step, ProbeStep) and step.userland else ()
 
 
 def is_time_field(step: JudgedStep, call: str, field_name: str) -> bool:

@@ -36,7 +36,8 @@ from sandbox.base.timefmt import format_time, parse_time, seconds_from_datetime
 from sandbox.scenario.catalogue import CallInfo, Catalogue, ProbeInfo
 from sandbox.scenario.guards import clock_time, finite
 from sandbox.scenario.matchers import MATCHERS, Matcher, MatcherError, bare_matcher, errno_matcher
-from sandbox.base.machines import MACHINES
+from sandbox.base.machines import DEBIAN_ARCHS, MACHINES
+from sandbox.scenario.faketime import PACKAGE as FAKETIME_PACKAGE, FakeTime, FakeTimeError, parse_faketime
 from sandbox.scenario.model import (ERRNO_FIELD, HWCLOCK, RUN_PROBE, SET_CLOCK_VIA, Expectation, HwclockStep,
                                     ProbeStep, RunStep, SetClockStep, Step, SysctlStep, WaitStep)
 from sandbox.scenario.userlands import NO_USERLANDS, Userlands
@@ -156,19 +157,55 @@ def _probe_step(table: Mapping[str, object], index: int, where: Where, context: 
             f"unknown probe '{name}' (known: {', '.join(context.catalogue.names()) or 'none'})"
         )
     phase = _phase(require(table, "phase", where), where.at("phase"))
-    flavours = (
-        names(table["flavours"], where.at("flavours"), probe.flavours, "flavour")
-        if "flavours" in table
-        else probe.flavours
-    )
+    userland = _probe_userland(table, where, context)
+    own = probe.flavours if userland is None else tuple(
+        f for f in probe.flavours if f in DEBIAN_ARCHS[context.userlands.by_name[userland].arch].flavours)
+    flavours = names(table["flavours"], where.at("flavours"), own, "flavour") if "flavours" in table else own
+    if not flavours:
+        where.at("userland").fail(f"probe {name} has no flavour the userland's ABI runs")
+    faketime = _faketime(table, userland, where, context)
     args = strings(table.get("args", []), where.at("args"))
     expectations = _expectations(table.get("expect", {}), probe, flavours, where.at("expect"))
     on_machines = _machine_expectations(table.get(EXPECT_ON, {}), probe, flavours,
                                         where.at(EXPECT_ON), context)
     reset = (clock_time(parse_time_value(table["reset-clock"], where.at("reset-clock")), where.at("reset-clock"))
              if "reset-clock" in table else None)
+    environment = () if faketime is None or userland is None else tuple(faketime.environment(
+        DEBIAN_ARCHS[context.userlands.by_name[userland].arch].triplet).items())
     return ProbeStep(index, phase, name, flavours, args, expectations, on_machines, reset_clock=reset,
-                     info=probe)
+                     info=probe, userland=userland, faketime=faketime, environment=environment)
+
+
+def _probe_userland(table: Mapping[str, object], where: Where, context: StepContext) -> str | None:
+    """A probe step's `userland`: one the scenario's machines run, of an
+    architecture the probes are built dynamically for."""
+    if "userland" not in table:
+        return None
+    name = _runnable(string(table["userland"], where.at("userland")), where.at("userland"), context)
+    arch = context.userlands.by_name[name].arch
+    if arch not in DEBIAN_ARCHS:
+        where.at("userland").fail(f"userland '{name}' is {arch}: no probes are built for it "
+                                  f"(known: {', '.join(DEBIAN_ARCHS)})")
+    return name
+
+
+def _faketime(table: Mapping[str, object], userland: str | None, where: Where,
+              context: StepContext) -> FakeTime | None:
+    """`faketime`: only in a userland that installs libfaketime (rootfs/userlands.toml)."""
+    if "faketime" not in table:
+        return None
+    at = where.at("faketime")
+    try:
+        faketime = parse_faketime(string(table["faketime"], at))
+    except FakeTimeError as err:
+        at.fail(str(err))
+    if userland is None:
+        at.fail("needs a `userland` that has libfaketime: the probes in /probes are static, "
+                "and LD_PRELOAD does not reach a static binary")
+    if FAKETIME_PACKAGE not in context.userlands.by_name[userland].packages:
+        at.fail(f"userland '{userland}' has no {FAKETIME_PACKAGE} (add it to its packages in "
+                "rootfs/userlands.toml)")
+    return faketime
 
 
 RUN_FIELDS = {"exit": "number", "status": "text", "stdout": "text", "stderr": "text"}
@@ -185,12 +222,20 @@ def _run_info(program: str, userlands: tuple[str, ...], timed: bool) -> ProbeInf
 def _userlands(raw: object, where: Where, context: StepContext) -> tuple[str, ...]:
     chosen = names(raw, where, tuple(context.userlands.by_name), "userland")
     for index, name in enumerate(chosen):
-        arch = context.userlands.by_name[name].arch
-        lacking = [m for m in context.machines if arch not in MACHINES[m].debian_archs]
-        if lacking:
-            where.item(index).fail(f"userland '{name}' is {arch}; machine {', '.join(map(repr, lacking))} "
-                                   f"cannot run it (list only machines that can in `machines`)")
+        _runnable(name, where.item(index), context)
     return chosen
+
+
+def _runnable(name: str, where: Where, context: StepContext) -> str:
+    """A known userland that every machine of the scenario can run."""
+    userland = context.userlands.get(name)
+    if userland is None:
+        where.fail(f"unknown userland '{name}' (known: {', '.join(context.userlands.by_name)})")
+    lacking = [m for m in context.machines if userland.arch not in MACHINES[m].debian_archs]
+    if lacking:
+        where.fail(f"userland '{name}' is {userland.arch}; machine {', '.join(map(repr, lacking))} "
+                   f"cannot run it (list only machines that can in `machines`)")
+    return name
 
 
 def _time_pattern(raw: object, where: Where) -> str:
@@ -323,7 +368,7 @@ class ActionKind:
 ACTIONS: Mapping[str, ActionKind] = MappingProxyType(
     {
         "probe": ActionKind(frozenset({"probe", "phase", "flavours", "args", "expect", EXPECT_ON,
-                                       "reset-clock"}),
+                                       "reset-clock", "userland", "faketime"}),
                             _probe_step),
         "run": ActionKind(frozenset({"run", "phase", "userlands", "stdin", "timeout", "time-pattern",
                                      "expect", EXPECT_ON}), _run_step),
