@@ -8,7 +8,7 @@
                                "<pid> <comm> <function>", a glibc call that
                                failed with EOVERFLOW
     shape(text)                output with its numbers and day and month names
-                               masked: two runs whose outputs differ only in
+                               masked, blanks squeezed: two runs whose outputs differ only in
                                the time they print have the same shape
 
 The series (v1) counts time32 calls per task; it does not count the
@@ -26,6 +26,7 @@ WRAPPERS = frozenset({"timeout"})
 """Guest tools around every run (busybox's timeout waits for the program,
 with glibc's time32 clock_nanosleep): their lines are not the program's."""
 NUMBER = re.compile(r"\d+")
+SPACES = re.compile(r"[ \t]+")
 NAMES = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b")
 
 
@@ -58,4 +59,5 @@ def refusals(shim_log: str) -> tuple[Refusal, ...]:
 
 
 def shape(text: str) -> str:
-    return NAMES.sub("@", NUMBER.sub("#", text)).strip()
+    """Numbers, day and month names masked, runs of blanks made one ("Feb  7")."""
+    return SPACES.sub(" ", NAMES.sub("@", NUMBER.sub("#", text))).strip()

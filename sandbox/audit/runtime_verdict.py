@@ -102,6 +102,8 @@ RULES: tuple[Rule, ...] = (
      lambda r: "; ".join(r.changes())),
     (lambda r: bool(r.time32_calls()), CALLS_TIME32,
      lambda r: "time32: " + " ".join(r.time32_calls())),
+    (lambda r: len({run.exit_code for run in r.runs}) == 1 and r.runs[0].exit_code != 0, NOT_EXERCISED,
+     lambda r: f"failed the same way at every time: exit {r.runs[0].exit_code}{_first_line(r.runs[0].stderr)}"),
     (lambda r: r.static_verdict in (TIME32, MIXED), NOT_EXERCISED,
      lambda r: f"static audit: {r.static_verdict}; the command reached no time32 call"),
     (lambda r: True, SAFE,
