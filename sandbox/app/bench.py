@@ -19,6 +19,8 @@ from pathlib import Path
 
 from sandbox.audit.corpus import (BROKE_AFTER, Agreement, agree, agreement, cached_userland,
                                   program_answers, program_files)
+from sandbox.audit.runtime import RuntimeOptions
+from sandbox.audit.runtime_corpus import run_corpus
 from sandbox.audit.static import audit_static
 from sandbox.base import paths
 from sandbox.guest.deadline import Deadline
@@ -180,6 +182,22 @@ def agreement_figures() -> list[Figure]:
     return figures
 
 
+def runtime_audit_figures(machine: Machine) -> list[Figure]:
+    """`just rehearse` (the runtime audit) over its ground truth on this
+    machine, one boot: the clock probe in each flavour, static and dynamic,
+    and Debian's programs of every cached userland of its architecture, each
+    run before, just after and after 2106 (sandbox/audit/runtime_corpus.py).
+    Seconds per program, the boot and what it needs built or reused included."""
+    with tempfile.TemporaryDirectory(prefix="bench-runtime-") as tmp:
+        folders = [build_probes(machine, Path(tmp) / linkage, linkage, ("clock",)) for linkage in ("static", "dynamic")]
+        found = run_corpus(machine.name, folders, paths.new_results_dir("bench-runtime") / machine.name,
+                           RuntimeOptions())
+    share = 100 * found.agreement.agreeing / found.agreement.decided if found.agreement.decided else 0.0
+    return [Figure(f"runtime audit, {machine.name}, per program", found.seconds / max(found.programs, 1), "s",
+                   f"{found.programs} programs x 3 times in {found.seconds:.1f} s, one boot"),
+            Figure(f"runtime audit agreement, {machine.name}", share, "%", found.agreement.figure())]
+
+
 def demo_figures(machine: Machine) -> list[Figure]:
     seconds = []
     for _ in range(DEMOS):
@@ -201,13 +219,17 @@ def render(figures: list[Figure]) -> str:
     return "\n".join(f"{f.name.ljust(width)}  {f.value:8.2f} {f.unit:<4} {f.note}" for f in figures)
 
 
-def bench(machine: Machine, cold: bool = True, static_audit_only: bool = False) -> Path:
+def bench(machine: Machine, cold: bool = True, static_audit_only: bool = False,
+          runtime_audit_only: bool = False) -> Path:
     if static_audit_only:  # no kernel, no boot
         figures = static_audit_figures(machine) + agreement_figures()
+    elif runtime_audit_only:  # one boot
+        figures = runtime_audit_figures(machine)
     else:
         target = prepare_target(machine)
         figures = (build_figures(machine, cold) + boot_figures(target) + userland_figures(target)
-                   + static_audit_figures(machine) + agreement_figures() + demo_figures(machine))
+                   + static_audit_figures(machine) + agreement_figures() + runtime_audit_figures(machine)
+                   + demo_figures(machine))
     out = paths.new_results_dir("bench") / "bench.json"
     out.write_text(json.dumps([f.__dict__ for f in figures], indent=2) + "\n")
     print(render(figures))

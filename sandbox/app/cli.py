@@ -220,7 +220,8 @@ def cmd_programs_doc(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from sandbox.app.bench import bench  # only bench needs its imports
-    bench(machine(args.machine), cold=not args.no_cold, static_audit_only=args.static_audit)
+    bench(machine(args.machine), cold=not args.no_cold, static_audit_only=args.static_audit,
+          runtime_audit_only=args.runtime_audit)
     return EXIT_PASSED
 
 
@@ -326,6 +327,9 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--static-audit", action="store_true",
                    help="only the static audit's figures: time per 100 binaries of each userland, agreement "
                         "with known answers (builds the probes; no kernel, no boot)")
+    b.add_argument("--runtime-audit", action="store_true",
+                   help="only the runtime audit's figures: time per program and agreement with known answers "
+                        "on the machine (one boot)")
     rec = with_machine(verb("record", cmd_record,
                             "run a scenario and write what it observed as expectations into it"))
     rec.add_argument("scenario")
