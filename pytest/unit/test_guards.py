@@ -73,8 +73,14 @@ def test_waits_must_fit_in_the_timeout() -> None:
     parse(HEAD + "timeout = 61\n" + PROBE + "[[step]]\nwait = 30\n[[step]]\nwait = 30\n")
 
 
+def test_under_time_warp_a_day_of_waiting_fits_in_a_minute() -> None:
+    """A wait is guest time; with warp the guest's idle day passes in well under a second of wall time."""
+    (scenario,) = parse(HEAD + "timeout = 60\nwarp = true\n" + PROBE + "[[step]]\nwait = 86400\n")
+    assert scenario.warp and scenario.steps[-1].seconds == 86400
+
+
 @pytest.mark.parametrize("arg", ["panic=0", "console=ttyS1", "init=/bin/sh", "rdinit=/bin/sh",
-                                 "y2038.agent=ttyS0", "--", "panic"])
+                                 "y2038.agent=ttyS0", "y2038.warp=1", "y2038.seed=00", "--", "panic"])
 def test_kernel_args_cannot_override_the_harness(arg: str) -> None:
     assert refused(HEAD + f'kernel-args = ["quiet", "{arg}"]\n' + PROBE).startswith("kernel-args[1]: ")
 

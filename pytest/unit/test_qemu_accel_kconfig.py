@@ -34,6 +34,24 @@ def test_qemu_argv_places_the_clock_and_isolates_the_guest(tmp_path: Path) -> No
     assert {"console=ttyS0", "panic=-1", "y2038.agent=ttyS1"} <= set(append)
 
 
+def test_time_warp_counts_instructions_and_puts_the_rtc_on_guest_time(tmp_path: Path) -> None:
+    plain, warped = qemu_argv(request(tmp_path)), qemu_argv(request(tmp_path, warp=True))
+    assert option(plain, "-icount") == []
+    assert option(warped, "-icount") == ["shift=3,sleep=off"]
+    assert option(warped, "-rtc") == ["base=2038-01-19T03:13:50,clock=vm"]
+    plain_args, warped_args = (set(option(a, "-append")[0].split()) for a in (plain, warped))
+    assert warped_args - plain_args == {"y2038.warp=1", "tsc=reliable"}  # x86: NO_HZ needs a trusted TSC
+    arm = qemu_argv(request(tmp_path, warp=True, machine=MACHINES["armhf"]))
+    assert "tsc=reliable" not in option(arm, "-append")[0].split()
+
+
+def test_every_boot_seeds_the_guest_random_pool(tmp_path: Path) -> None:
+    """/init credits the seed (rootfs/probes/seedrng.c): 64 hex digits, the same on every boot."""
+    seeds = [a for a in option(qemu_argv(request(tmp_path)), "-append")[0].split() if a.startswith("y2038.seed=")]
+    assert len(seeds) == 1 and len(seeds[0].split("=")[1]) == 64
+    int(seeds[0].split("=")[1], 16)
+
+
 def test_qemu_argv_puts_console_and_agent_on_separate_ports(tmp_path: Path) -> None:
     serials = option(qemu_argv(request(tmp_path)), "-serial")
     assert serials == [f"file:{tmp_path / 'console.log'}", "chardev:agent"]

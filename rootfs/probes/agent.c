@@ -14,6 +14,13 @@
  * Lines not starting with "RUN " are ignored. A malformed RUN line gets an
  * empty reply with status 127 and the id "-" when the id itself is bad.
  *
+ * "spin": between commands the agent polls its tty in a busy loop instead of
+ * sleeping in read(). Under time warp (QEMU -icount sleep=off) an idle
+ * guest's clock jumps to its next timer at once, so a guest that slept while
+ * the host prepared the next command would see hours pass; a busy one sees
+ * only the instructions it ran (docs/time-warp.md). Idle time inside a
+ * command (a sleep, a timer, a timeout) still warps: that is the point.
+ *
  * Why C and not a busybox script: on i386 and armhf, Debian's busybox is an
  * old (32-bit time_t) binary. Once the guest clock passes 2038 its stat()
  * fails with EOVERFLOW on any file touched since, so a shell agent that
@@ -21,14 +28,15 @@
  * This agent is built as a tool, in the machine's 64-bit time_t flavour, and
  * only hands each script to /bin/sh.
  *
- * usage: agent <tty>   a tty under /dev (e.g. ttyS1, hvc0), set raw
- *        agent -       stdin and stdout as they are (tests on the host)
+ * usage: agent <tty> [spin]   a tty under /dev (e.g. ttyS1, hvc0), set raw
+ *        agent - [spin]     stdin and stdout as they are (tests on the host)
  *        agent --list  the calls it prints as JSON lines: none
  */
 #include "probe.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,6 +203,23 @@ static int open_tty(const char *name, FILE **from, FILE **to)
 	return *from && *to ? 0 : -1;
 }
 
+/* Bytes stdio already holds for the next fgets() (glibc's FILE fields, as
+ * gnulib's freadahead() reads them): spinning on the fd while they wait
+ * would never end. */
+static int buffered(FILE *from)
+{
+	return from->_IO_read_ptr < from->_IO_read_end;
+}
+
+/* Busy-wait until a byte is there to read (see "spin" above). */
+static void spin_until_readable(FILE *from)
+{
+	struct pollfd p = { .fd = fileno(from), .events = POLLIN };
+
+	while (!buffered(from) && poll(&p, 1, 0) == 0)
+		;
+}
+
 static int command(const struct probe *p, int argc, char **argv)
 {
 	FILE *from, *to;
@@ -202,9 +227,11 @@ static int command(const struct probe *p, int argc, char **argv)
 	char *line = malloc(MAX_LINE);
 	unsigned char *buf = malloc(MAX_LINE);
 
+	int spin = argc == 3 && strcmp(argv[2], "spin") == 0;
+
 	(void)p;
-	if (argc != 2 || !line || !buf || open_tty(argv[1], &from, &to) < 0) {
-		fprintf(stderr, "usage: agent <tty under /dev>|-  (cannot use '%s': %s)\n",
+	if (argc < 2 || argc > 2 + spin || !line || !buf || open_tty(argv[1], &from, &to) < 0) {
+		fprintf(stderr, "usage: agent <tty under /dev>|- [spin]  (cannot use '%s': %s)\n",
 			argc > 1 ? argv[1] : "", strerror(errno));
 		return 2;
 	}
@@ -215,7 +242,11 @@ static int command(const struct probe *p, int argc, char **argv)
 	uname(&uts);
 	fprintf(to, "@@Y2038 READY %s\n", uts.release);
 	fflush(to);
-	while (fgets(line, MAX_LINE, from)) {
+	for (;;) {
+		if (spin)
+			spin_until_readable(from);
+		if (!fgets(line, MAX_LINE, from))
+			break;
 		line[strcspn(line, "\r\n")] = '\0';
 		if (strncmp(line, "RUN ", 4) == 0)
 			run(line + 4, to, buf);
@@ -226,7 +257,7 @@ static int command(const struct probe *p, int argc, char **argv)
 /* No calls: the agent prints frames, not probe lines. */
 static const struct probe agent = {
 	.name = "agent",
-	.usage = "usage: agent <tty under /dev>|-",
+	.usage = "usage: agent <tty under /dev>|- [spin]",
 	.command = command,
 };
 

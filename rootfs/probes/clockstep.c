@@ -33,6 +33,7 @@
 _Static_assert(sizeof(time_t) == 8, "clockstep needs a 64-bit time_t (native64 or time64 build)");
 
 #define USAGE "usage: clockstep wait <seconds> | clockstep hwclock <target-seconds>"
+#define WAIT_MAX (30 * 86400)  /* a month: sandbox/scenario/steps.py WAIT_MAX */
 #define RTC_DEVICE "/dev/rtc0"
 
 static double monotonic(void)
@@ -58,8 +59,8 @@ static int wait_for(const char *arg)
 
 	errno = 0;
 	seconds = strtod(arg, &end);
-	if (*arg == '\0' || *end != '\0' || errno != 0 || !(seconds > 0) || seconds > 86400)
-		probe_usage("clockstep", "wait: seconds must be a number in (0, 86400]; " USAGE);
+	if (*arg == '\0' || *end != '\0' || errno != 0 || !(seconds > 0) || seconds > WAIT_MAX)
+		probe_usage("clockstep", "wait: seconds must be a number in (0, 2592000]; " USAGE);
 	ts.tv_sec = (time_t)seconds;
 	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
 

@@ -7,6 +7,7 @@ a sysctl, a mount) failed in a healthy guest; 128 + n a signal n stopped it
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 import json
 import signal
 import sys
@@ -26,9 +27,9 @@ from sandbox.report import text as report
 from sandbox.build import series_check
 from sandbox.scenario import suite
 from sandbox.scenario.mutants import MUTANTS_FILE, load_mutants
+from sandbox.app import evidence_docs
 from sandbox.app.jobs import run_and_judge
 from sandbox.report.text import JudgedRun
-from sandbox.run.observations import Observation
 from sandbox.run.record import STEP_FAILED
 from sandbox.base.errors import Interrupted, SandboxError, printable
 from sandbox.build.initramfs import build_initramfs
@@ -92,9 +93,12 @@ def cmd_initramfs(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
-def run_files(files: list[Path], machine_name: str, label: str) -> int:
-    """Validate every file first, then boot once per scenario; print the matrix."""
+def run_files(files: list[Path], machine_name: str, label: str, warp: bool | None = None) -> int:
+    """Validate every file first, then boot once per scenario; print the matrix.
+    warp: time warp for every scenario (--warp on|off), or each file's own choice."""
     scenarios = suite.load_all(files)  # bad input stops before any boot
+    if warp is not None:
+        scenarios = [replace(s, warp=warp) for s in scenarios]
     targets: dict[str, Target] = {}
     results = paths.new_results_dir(label)
     write_session(results)
@@ -110,7 +114,8 @@ def run_files(files: list[Path], machine_name: str, label: str) -> int:
         judged = run_and_judge(target, scenario, results / scenario.slug / machine_name)
         runs.append(judged)
         print(f"\n{scenario.title}\n  [{scenario.name}, {machine_name}, kernel {scenario.kernel}, "
-              f"accel {target.accel.name}, boot {judged.record.boot_seconds:.1f}s]")
+              f"accel {target.accel.name}{', time warp' if scenario.warp else ''}, "
+              f"boot {judged.record.boot_seconds:.1f}s]")
         print(programs.side_by_side(scenario, judged.record.observations)
               or report.phase_tables(judged.record, scenario, judged.result))
         print("PASSED" if judged.passed else report.failure_report(judged.record, judged.result))
@@ -149,9 +154,14 @@ def exit_code(runs: list[JudgedRun]) -> int:
     return EXIT_PASSED if all(r.passed for r in runs) else EXIT_FAILED
 
 
+def _warp(args: argparse.Namespace) -> bool | None:
+    """--warp on|off, or None: each scenario's own choice."""
+    return None if args.warp is None else args.warp == "on"
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     files = [Path(f) for f in args.scenarios] or suite.scenario_files()
-    return run_files(files, args.machine, "run")
+    return run_files(files, args.machine, "run", _warp(args))
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -169,7 +179,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         write_page(results)
         return exit_code([judged])
     first = [paths.SCENARIOS / DEMO_PROGRAMS[args.machine]] if args.machine in DEMO_PROGRAMS else []
-    return run_files(first + [paths.SCENARIOS / s for s in DEMO_SCENARIOS], args.machine, "demo")
+    return run_files(first + [paths.SCENARIOS / s for s in DEMO_SCENARIOS], args.machine, "demo", _warp(args))
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -200,21 +210,13 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 def cmd_programs_doc(args: argparse.Namespace) -> int:
     """docs/real-programs.md from the results folders of runs of scenarios/programs/."""
-    sections = []
-    for folder in map(Path, args.results):
-        for run_json in sorted(folder.glob("*/*/run.json")):
-            run = json.loads(run_json.read_text())
-            if not run.get("userlands"):
-                continue
-            scenario = next(s for s in suite.load_all(suite.scenario_files()) if s.name == run["scenario"])
-            observations = [Observation.from_record(json.loads(line))
-                            for line in (run_json.parent / "observations.jsonl").read_text().splitlines()]
-            sections.append(programs.markdown(scenario, observations, run["machine"], run["userlands"]))
-    if not sections:
-        raise SandboxError(f"no run of a scenario with userlands in {', '.join(args.results)}")
-    target = paths.REPO / "docs" / "real-programs.md"
-    target.write_text(programs.DOC_HEAD + "\n".join(sections))
-    say(f"wrote {target} from {len(sections)} run(s)")
+    say(f"wrote {evidence_docs.programs_doc([Path(f) for f in args.results])}")
+    return EXIT_PASSED
+
+
+def cmd_faketime_doc(args: argparse.Namespace) -> int:
+    """The faketime table of docs/clock-sources.md from runs of scenarios/faketime/."""
+    say(f"wrote the faketime table of {evidence_docs.faketime_doc([Path(f) for f in args.results])}")
     return EXIT_PASSED
 
 
@@ -319,6 +321,10 @@ def parser() -> argparse.ArgumentParser:
     r = with_machine(verb("run", cmd_run, "run scenario files (default: all)"))
     r.add_argument("scenarios", nargs="*")
     d = with_machine(verb("demo", cmd_demo, "build what is missing, boot, show the rollover"))
+    for v in (r, d):
+        v.add_argument("--warp", choices=("on", "off"),
+                       help="time warp for every scenario (default: each scenario's own `warp`)")
+        v.set_defaults(warp=None)
     d.add_argument("where", nargs="?", metavar="machine", help="the machine, also as machine=<name>")
     d.add_argument("--live", action="store_true",
                    help="watch the clock cross the rollover, every flavour once a second (scenarios/clock/live.toml)")
@@ -337,6 +343,9 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("folder", nargs="?", help="a results folder (default: the newest under results/)")
     doc = verb("programs-doc", cmd_programs_doc, "write docs/real-programs.md from results folders")
     doc.add_argument("results", nargs="+")
+    ft = verb("faketime-doc", cmd_faketime_doc, "write the faketime table of docs/clock-sources.md from "
+              "results folders of scenarios/faketime/")
+    ft.add_argument("results", nargs="+")
     rh = verb("rehearse", cmd_rehearse, "which of these binaries break in 2038: run across the rollover "
               "(--static: without booting)")
     rh.add_argument("--static", action="store_true", help="the static audit only: symbols and system-call "

@@ -130,7 +130,7 @@ def evidence_lines(record: RunRecord) -> list[str]:
 
 def failure_report(record: RunRecord, result: ScenarioResult | None) -> str:
     """Why a run failed: the guest's fate, or expected against observed per flavour."""
-    head = f"{record.scenario} on {record.machine} ({record.accel}): "
+    head = f"{record.scenario} on {record.machine} ({record.accel}{', time warp' if record.warp else ''}): "
     if not record.completed:
         lines = [head + f"{record.outcome}: {record.detail}"]
         lines += [f"  kernel: {f}" for f in record.findings]

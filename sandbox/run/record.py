@@ -59,6 +59,7 @@ class RunRecord:
     findings: tuple[Finding, ...]
     evidence: Path
     userlands: tuple[dict[str, object], ...] = ()  # the Debian userlands booted, with package versions
+    warp: bool = False  # booted with time warp (QEMU -icount, sleep=off)
 
     @property
     def completed(self) -> bool:
@@ -75,7 +76,7 @@ def write_evidence(record: RunRecord) -> None:
         for observation in record.observations:
             out.write(json.dumps(observation.to_record()) + "\n")
     summary = {
-        "scenario": record.scenario, "machine": record.machine, "accel": record.accel,
+        "scenario": record.scenario, "machine": record.machine, "accel": record.accel, "warp": record.warp,
         "outcome": record.outcome, "detail": record.detail, "release": record.release,
         "boot_seconds": round(record.boot_seconds, 2),
         "commands": [{"step": c.command.step, "phase": c.command.phase, "shell": c.command.shell,

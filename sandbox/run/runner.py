@@ -164,7 +164,7 @@ def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
         disks = prepare_images(scenario.disks, evidence)  # mkfs on the host, cached
         request = BootRequest(boot.machine, boot.kernel, boot.initramfs, format_time(scenario.rtc),
                               boot.accel, evidence, append=scenario.kernel_args, disks=disks,
-                              memory_mib=boot.memory_mib)
+                              memory_mib=boot.memory_mib, warp=scenario.warp)
         commands = (mount_commands(scenario.disks) + userland_commands(scenario.userlands)
                     + plan(scenario.steps, scenario.machines[boot.machine.name], boot.machine.tools_flavour))
         with start(request) as guest:
@@ -189,7 +189,7 @@ def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
                        else classify(failure, findings, progress.step_error))
     record = RunRecord(scenario.name, boot.machine.name, boot.accel, outcome, detail, progress.release,
                        progress.boot_seconds, tuple(progress.observations), tuple(progress.records),
-                       findings, evidence, boot.userlands)
+                       findings, evidence, boot.userlands, scenario.warp)
     write_evidence(record)
     if aborted is not None:
         if on_abort is not None:

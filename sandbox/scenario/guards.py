@@ -52,9 +52,10 @@ EXPECT_TIME_MAX = parse_time("9999-12-31T23:59:59Z")
 """Times an expectation may name: the 32-bit wrap to 1901 and every
 filesystem's limit (ext4 2446, XFS bigtime 2486) lie well inside."""
 
-HARNESS_KERNEL_ARGS = ("console", "panic", "init", "rdinit", "y2038.agent")
+HARNESS_KERNEL_ARGS = ("console", "panic", "init", "rdinit", "y2038.agent", "y2038.seed", "y2038.warp")
 """Kernel parameters the harness sets (sandbox/guest/qemu.py): a scenario
-that overrode them would lose its console, its agent or its fast panic."""
+that overrode them would lose its console, its agent, its fast panic, its
+random seed or its time warp (the top-level `warp` key says that)."""
 
 _OTHER_CONTROL = "\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069"  # DEL, C1, bidi overrides
 _LINE_BAD = re.compile(f"[\x00-\x1f{_OTHER_CONTROL}]")

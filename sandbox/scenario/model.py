@@ -179,6 +179,7 @@ class Scenario:
     kernel_args: tuple[str, ...] = ()  # added to the kernel command line
     expect_kernel: tuple[str, ...] = ()  # kernel findings the run must show (KERNEL_FINDINGS)
     variant: str = ""  # the [[variant]] row of a family file; "" for a plain file
+    warp: bool = False  # time warp: guest time jumps ahead while the guest idles (docs/time-warp.md)
 
     @property
     def slug(self) -> str:

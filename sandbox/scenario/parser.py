@@ -46,8 +46,11 @@ _RTC_LIMIT_WHY = (
 # --------------------------------------------------------------------------
 # The top level.
 
+DEFAULT_WARP = False
+"""A scenario runs with time warp only when it says `warp = true`."""
+
 TOP_KEYS = frozenset({"title", "description", "machines", "rtc", "timeout", "disk", "step",
-                      "kernel", "kernel-args", "expect-kernel"})
+                      "kernel", "kernel-args", "expect-kernel", "warp"})
 """The keys of one scenario; a family's [values], [flavour-groups] and
 [[variant]] are expanded before (sandbox/scenario/family.py)."""
 _KERNEL_ARG_RE = re.compile(r"[A-Za-z0-9_.-]+(=[^\s\"']*)?")
@@ -83,6 +86,12 @@ def _kernel_args(raw: object, where: Where) -> tuple[str, ...]:
 def _expect_kernel(raw: object, where: Where) -> tuple[str, ...]:
     """expect-kernel = ["warning", ...]: findings the kernel log must show (and may)."""
     return () if raw == [] else names(raw, where, KERNEL_FINDINGS, "kernel finding")
+
+
+def _warp(raw: object, where: Where) -> bool:
+    if not isinstance(raw, bool):
+        where.fail(f"expected true or false, got {type_name(raw)}")
+    return raw
 
 
 def _rtc(raw: object, where: Where) -> int:
@@ -142,7 +151,9 @@ def _scenario(document: dict[str, object], file: str, variant: str, catalogue: C
     expect_kernel = _expect_kernel(document.get("expect-kernel", []), where.at("expect-kernel"))
     context = StepContext(catalogue, chosen, userlands or NO_USERLANDS)
     steps = parse_steps(require(document, "step", where), where.at("step"), context)
-    guards.waits(((s.index, s.seconds) for s in steps if isinstance(s, WaitStep)), timeout, where.at("step"))
+    warp = _warp(document.get("warp", DEFAULT_WARP), where.at("warp"))
+    if not warp:  # under time warp a wait takes guest time, not the timeout's wall time
+        guards.waits(((s.index, s.seconds) for s in steps if isinstance(s, WaitStep)), timeout, where.at("step"))
     name = scenario_name(file)
     return Scenario(
         file=file,
@@ -158,6 +169,7 @@ def _scenario(document: dict[str, object], file: str, variant: str, catalogue: C
         kernel_args=kernel_args,
         expect_kernel=expect_kernel,
         variant=variant,
+        warp=warp,
     )
 
 

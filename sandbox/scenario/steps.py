@@ -334,7 +334,9 @@ def _hwclock_step(
     return HwclockStep(index, seconds)
 
 
-WAIT_MAX = 3600
+WAIT_MAX = 30 * 86400
+"""A month: with time warp an idle month passes in seconds; without it the
+waits must add up to less than the scenario's timeout (guards.waits)."""
 
 
 def _wait_step(table: Mapping[str, object], index: int, where: Where, context: StepContext) -> WaitStep:
