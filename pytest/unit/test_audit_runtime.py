@@ -20,7 +20,7 @@ from sandbox.audit.inputs import Candidate
 from sandbox.audit.record import BinaryAudit, Origin
 from sandbox.audit.runtime import RuntimeAudit, item_of, runnable, runtime_record, _runs_of
 from sandbox.audit.runtime_boot import Ran
-from sandbox.audit.runtime_facts import Refusal, Time32Call, refusals, shape, time32_calls
+from sandbox.audit.runtime_facts import Refusal, Time32Call, clock_readings, refusals, shape, time32_calls
 from sandbox.audit.runtime_plan import (CLOCK, COLLECT, DEFAULT_MOMENTS, RUN, SETUP, Moment, Subject, plan,
                                         run_shell)
 from sandbox.audit.runtime_verdict import (BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE, Runs, RunFacts,
@@ -70,7 +70,8 @@ def test_the_plan_is_the_captured_one_and_both_programs_broke_after_the_rollover
                                                  (Refusal("sqlite3", 83, "gettimeofday"),)]
     verdict = runtime_record(record(), "sqlite3 ...", sqlite, 30)
     assert verdict["verdict"] == BROKE
-    assert str(verdict["reason"]).startswith("glibc EOVERFLOW: gettimeofday; after: output changed (-414035269|1956")
+    assert str(verdict["reason"]).startswith("glibc EOVERFLOW: gettimeofday; after: printed 1956-11-17, "
+                                             "the clock read 2038-01-19; y2106: printed 1962-02-10")
     dash = _runs_of(SUBJECTS[1], ran, DEFAULT_MOMENTS)
     # children included: touch's utimensat_time32 counts in dash's runs; the
     # wrapper's (busybox timeout) clock_nanosleep_time32 does not
@@ -124,6 +125,23 @@ def test_shape_ignores_the_time_printed_but_not_a_sign_or_an_error() -> None:
     assert shape("Tue Jan 19 03:10:05 UTC 2038") == shape("Sun Feb  7 06:28:20 UTC 2106")
     assert shape("2147483402|2038-01-19") != shape("-414035269|1956-11-17")
     assert shape("found") != shape("sh: 1: touch: Value too large for defined data type")
+
+
+def test_the_times_a_program_prints_are_read_as_seconds() -> None:
+    assert clock_readings("2147483402|2038-01-19 03:10:02") == (2147472000, 2147483402)
+    assert clock_readings("Thu Jan  1 00:00:32 UTC 1970") == (0,)
+    assert clock_readings("-414035269 and 3.14159265358 and 12345678901234567890") == (-414035269,)
+    assert clock_readings("version 1.2.3, 2023-13-45") == ()
+    assert clock_readings('{"seconds":2147483650,"nsec":315532800}') == (2147483650,)  # not 1980
+
+
+def test_a_static_program_that_prints_1970_after_the_rollover_broke() -> None:
+    """busybox's date (static: no shim reaches it) prints the same shape."""
+    runs = (RunFacts("before", "2038-01-19T03:10:00Z", 0, "2147483402 2038-01-19\n", "", 0.1),
+            RunFacts("after", "2038-01-19T03:14:30Z", 0, "32 1970-01-01\n", "", 0.1),
+            RunFacts("y2106", "2106-02-07T06:28:20Z", 0, "2147483402 2038-01-19\n", "", 0.1))
+    assert runtime_verdict(Runs("unknown-needs-runtime", runs, 30)) == (
+        BROKE, "after: printed 1970-01-01, the clock read 2038-01-19")
 
 
 # -- verdicts ------------------------------------------------------------------------

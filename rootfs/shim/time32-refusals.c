@@ -9,7 +9,7 @@
  * when one returns EOVERFLOW, appends one line to the file named by
  * $Y2038_SHIM_LOG:
  *
- *     <pid> <comm> <function>
+ *     <pid> <program> <function>
  *
  * once per process and function. The call's result and errno are passed on
  * untouched: the program behaves as it would without the shim.
@@ -69,21 +69,17 @@ static size_t put(char *buf, size_t at, size_t size, const char *text)
 static void note(const char *function)
 {
 	const char *path = getenv("Y2038_SHIM_LOG");
-	char line[160], comm[32] = "?", number[16];
+	/* glibc's name of the program (argv[0]'s last part), not
+	 * /proc/self/comm: a program run before may have unmounted /proc
+	 * (klibc's kinit does, run in the same root) */
+	const char *name = program_invocation_short_name;
+	char line[160], number[16];
 	size_t at = 0, n = sizeof(number);
 	unsigned long pid = (unsigned long)getpid();
-	ssize_t got;
 	int fd;
 
 	if (!path || already_noted(function))
 		return;
-	fd = open("/proc/self/comm", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		got = read(fd, comm, sizeof(comm) - 1);
-		comm[got > 0 ? got : 0] = '\0';
-		comm[strcspn(comm, "\n")] = '\0';
-		close(fd);
-	}
 	number[--n] = '\0';
 	do {
 		number[--n] = (char)('0' + pid % 10);
@@ -91,7 +87,7 @@ static void note(const char *function)
 	} while (pid && n);
 	at = put(line, at, sizeof(line), number + n);
 	at = put(line, at, sizeof(line), " ");
-	at = put(line, at, sizeof(line), comm[0] ? comm : "?");
+	at = put(line, at, sizeof(line), name && name[0] && !strchr(name, ' ') ? name : "?");
 	at = put(line, at, sizeof(line), " ");
 	at = put(line, at, sizeof(line), function);
 	at = put(line, at, sizeof(line), "\n");

@@ -49,11 +49,12 @@ class Agreement:
     decided: int  # got a verdict that answers (not "needs the runtime audit")
     agreeing: int
     disagreeing: tuple[str, ...]  # "<file>: <verdict>, expected <known>"
+    undecided: str = "left to the runtime audit"  # what the files without an answer are
 
     def figure(self) -> str:
         share = f"{100 * self.agreeing / self.decided:.0f}%" if self.decided else "n/a"
         return (f"{self.agreeing}/{self.decided} decided verdicts agree ({share}); "
-                f"{self.files - self.decided}/{self.files} left to the runtime audit")
+                f"{self.files - self.decided}/{self.files} {self.undecided}")
 
 
 def agree(judged: list[tuple[BinaryAudit, str]]) -> Agreement:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.audit.commands import load_commands
-from sandbox.audit.corpus import BROKE_AFTER, PROGRAM_FILES, PROGRAMS, cached_userland, flavour_of, program_files
+from sandbox.audit.corpus import BROKE_AFTER, Agreement, PROGRAM_FILES, PROGRAMS, cached_userland, flavour_of, program_files
 from sandbox.audit.inputs import Candidate, walk
 from sandbox.audit.record import Origin
 from sandbox.audit.runtime import Item, RuntimeOptions, item_of, run_items
@@ -38,19 +38,6 @@ AS_FATE = {BROKE: BROKEN, CALLS_TIME32: RIGHT, SAFE: RIGHT}  # not-exercised: no
 class Known:
     item: Item
     fate: str  # BROKEN or RIGHT
-
-
-@dataclass(frozen=True)
-class RuntimeAgreement:
-    files: int
-    decided: int  # got a verdict that answers (not "not-exercised")
-    agreeing: int
-    disagreeing: tuple[str, ...]  # "<file>: <verdict> (<reason>), expected <fate>"
-
-    def figure(self) -> str:
-        share = f"{100 * self.agreeing / self.decided:.0f}%" if self.decided else "n/a"
-        return (f"{self.agreeing}/{self.decided} runtime verdicts agree ({share}); "
-                f"{self.files - self.decided}/{self.files} not exercised")
 
 
 def probe_items(folder: Path, first: int = 0) -> list[Known]:
@@ -73,13 +60,13 @@ def program_items(userland: str, root: Path) -> list[Known]:
             for audit, _ in pairs]
 
 
-def runtime_agreement(known: list[Known]) -> RuntimeAgreement:
+def runtime_agreement(known: list[Known]) -> Agreement:
     decided = [(k, AS_FATE[str(k.item.audit.runtime["verdict"])]) for k in known
                if k.item.audit.runtime and k.item.audit.runtime.get("verdict") in AS_FATE]
     wrong = tuple(f"{k.item.audit.origin.name}: {k.item.audit.runtime['verdict']} "  # type: ignore[index]
                   f"({k.item.audit.runtime['reason']}), expected {k.fate}"  # type: ignore[index]
                   for k, fate in decided if fate != k.fate)
-    return RuntimeAgreement(len(known), len(decided), len(decided) - len(wrong), wrong)
+    return Agreement(len(known), len(decided), len(decided) - len(wrong), wrong, "not exercised")
 
 
 ELF_ARCH = {"armhf": "armhf", "i386": "i386", "x86_64": "amd64"}
@@ -90,7 +77,7 @@ i386 programs, but the runtime audit boots those on the i386 machine)."""
 @dataclass(frozen=True)
 class CorpusRun:
     machine: str
-    agreement: RuntimeAgreement
+    agreement: Agreement
     seconds: float  # booting and running
     programs: int  # files run
 

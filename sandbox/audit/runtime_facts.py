@@ -5,8 +5,9 @@
                                (allowed)"): one per task and system call, the
                                first time that task made it
     refusals(shim_log)         the preloaded shim's lines (rootfs/shim/):
-                               "<pid> <comm> <function>", a glibc call that
+                               "<pid> <program> <function>", a glibc call that
                                failed with EOVERFLOW
+    clock_readings(text)       the times it printed (dates, epoch seconds)
     shape(text)                output with its numbers and day and month names
                                masked, blanks squeezed: two runs whose outputs differ only in
                                the time they print have the same shape
@@ -20,6 +21,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from sandbox.base.timefmt import days_from_civil
+
 TIME32_LINE = re.compile(r"time32: (?P<comm>.{1,16}?)\[(?P<pid>\d+)\] called (?P<call>\w+) \((?:allowed|denied)\)")
 REFUSAL_LINE = re.compile(r"(?P<pid>\d+) (?P<comm>.{1,16}) (?P<function>\w+)")
 WRAPPERS = frozenset({"timeout"})
@@ -27,6 +30,13 @@ WRAPPERS = frozenset({"timeout"})
 with glibc's time32 clock_nanosleep): their lines are not the program's."""
 NUMBER = re.compile(r"\d+")
 SPACES = re.compile(r"[ \t]+")
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+ISO_DATE = re.compile(r"(?<!\d)(?P<y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)(?!\d)")
+DATE_WORDS = re.compile(r"\b(?P<mon>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +(?P<d>\d{1,2}) "
+                        r"\d\d:\d\d:\d\d (?:[A-Z]{3,4} )?(?P<y>\d{4})\b")
+EPOCH = re.compile(r"(?<![\d.-])(?:-\d{9,10}|\d{10,11})(?![\d.])")
+"""Epoch seconds: negative (before 1970: a wrapped 32-bit time) or 10 and 11
+digits (2001 to 5138); a positive 9-digit number is as likely nanoseconds."""
 NAMES = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b")
 
 
@@ -56,6 +66,18 @@ def time32_calls(kernel_log: str) -> tuple[Time32Call, ...]:
 def refusals(shim_log: str) -> tuple[Refusal, ...]:
     return tuple(Refusal(m["comm"], int(m["pid"]), m["function"])
                  for line in shim_log.splitlines() if (m := REFUSAL_LINE.fullmatch(line.strip())))
+
+
+def clock_readings(text: str) -> tuple[int, ...]:
+    """The times a program printed, as seconds since the epoch: ISO dates
+    (2038-01-19, read as midnight), `date`'s "Jan 19 03:10:05 UTC 2038"
+    (midnight too) and epoch seconds (EPOCH)."""
+    found = [days_from_civil(int(m["y"]), int(m["m"]), int(m["d"])) * 86400
+             for m in ISO_DATE.finditer(text) if 1 <= int(m["m"]) <= 12 and 1 <= int(m["d"]) <= 31]
+    found += [days_from_civil(int(m["y"]), MONTHS.index(m["mon"]) + 1, int(m["d"])) * 86400
+              for m in DATE_WORDS.finditer(text)]
+    found += [int(m[0]) for m in EPOCH.finditer(text)]
+    return tuple(found)
 
 
 def shape(text: str) -> str:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sandbox.audit.runtime_facts import Refusal, Time32Call, shape
-from sandbox.audit.verdict import MIXED, NEEDS_RUNTIME, TIME32
+from sandbox.audit.runtime_facts import Refusal, Time32Call, clock_readings, shape
+from sandbox.audit.verdict import MIXED, NEEDS_RUNTIME, TIME32, first_rule
+from sandbox.base.timefmt import format_time, parse_time
 
 SAFE = "safe"  # no time32 call, nothing refused, nothing changed
 CALLS_TIME32 = "calls-time32"  # makes time32 system calls, but its output and status held
@@ -21,6 +22,7 @@ NOT_EXERCISED = "not-exercised"  # the static audit found time32 use the runs ne
 RUNTIME_VERDICTS = (BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE)
 """Worst first: the order the summary counts them in."""
 KILLED = 137  # busybox timeout -s KILL: 128 + SIGKILL
+DAY = 86400
 NOT_STARTED = (126, 127)  # the shell's and env's "cannot run" / "not found"
 
 
@@ -68,6 +70,20 @@ class Runs:
                 found.append(f"{run.label}: stderr changed{_first_line(run.stderr)}")
         return found
 
+    def went_back(self) -> list[str]:
+        """Later runs that printed a time more than a day before the first
+        run's clock, which the first run did not print: a wrapped or garbage
+        clock reading (busybox's date printing 1970, sqlite3 1956)."""
+        first = self.runs[0]
+        floor = parse_time(first.at) - DAY
+        seen = set(clock_readings(first.stdout))
+        found = []
+        for run in self.later:
+            early = [t for t in clock_readings(run.stdout) if t < floor and t not in seen]
+            if early:
+                found.append(f"{run.label}: printed {format_time(early[0])[:10]}, the clock read {run.at[:10]}")
+        return found
+
     def refused(self) -> list[str]:
         return _distinct(f"{r.function}" for run in self.runs for r in run.refusals)
 
@@ -97,9 +113,9 @@ RULES: tuple[Rule, ...] = (
     (lambda r: all(run.timed_out for run in r.runs), NOT_EXERCISED,
      lambda r: f"timed out after {r.timeout:g} s at every time"),
     (lambda r: bool(r.refused()), BROKE,
-     lambda r: "; ".join(["glibc EOVERFLOW: " + " ".join(r.refused()), *r.changes()])),
-    (lambda r: bool(r.changes()), BROKE,
-     lambda r: "; ".join(r.changes())),
+     lambda r: "; ".join(["glibc EOVERFLOW: " + " ".join(r.refused()), *r.went_back(), *r.changes()])),
+    (lambda r: bool(r.changes() or r.went_back()), BROKE,
+     lambda r: "; ".join(r.went_back() + r.changes())),
     (lambda r: bool(r.time32_calls()), CALLS_TIME32,
      lambda r: "time32: " + " ".join(r.time32_calls())),
     (lambda r: len({run.exit_code for run in r.runs}) == 1 and r.runs[0].exit_code != 0, NOT_EXERCISED,
@@ -112,7 +128,4 @@ RULES: tuple[Rule, ...] = (
 
 
 def runtime_verdict(runs: Runs) -> tuple[str, str]:
-    for holds, verdict, reason in RULES:
-        if holds(runs):
-            return verdict, reason(runs)
-    raise AssertionError("the last rule always holds")
+    return first_rule(RULES, runs)

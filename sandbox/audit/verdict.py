@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 TIME64 = "time64"  # 64-bit time_t: the 64-bit ABI, or only the __*_time64 names
 TIME32 = "time32"  # binds the 32-bit time_t interfaces
@@ -29,6 +30,7 @@ class Evidence:
     libc: str  # sandbox/audit/elf.py LIBC_MARKS
 
 
+T = TypeVar("T")
 Rule = tuple[Callable[[Evidence], bool], str, Callable[[Evidence], str]]
 OWN_CALLS = ("klibc", "go")
 """Libraries and runtimes that call the kernel themselves, with no symbol a
@@ -54,8 +56,13 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def static_verdict(evidence: Evidence) -> tuple[str, str]:
-    for holds, verdict, reason in RULES:
-        if holds(evidence):
-            return verdict, reason(evidence)
+def first_rule(rules: tuple[tuple[Callable[[T], bool], str, Callable[[T], str]], ...], facts: T) -> tuple[str, str]:
+    """(verdict, reason) of the first rule that holds: a table's last rule always does."""
+    for holds, verdict, reason in rules:
+        if holds(facts):
+            return verdict, reason(facts)
     raise AssertionError("the last rule always holds")
+
+
+def static_verdict(evidence: Evidence) -> tuple[str, str]:
+    return first_rule(RULES, evidence)
