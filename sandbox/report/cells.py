@@ -202,7 +202,7 @@ SEVERITY = (ERROR, EARLY, WRAPPED, WRONG, CLAMPED, RIGHT)
 """When a call was observed more than once, the cell shows the worst."""
 
 
-def _clocks(scenario: Scenario) -> dict[int, int]:
+def step_clocks(scenario: Scenario) -> dict[int, int]:
     """Per step index, the last time the scenario put the clock at before it ran:
     the RTC at boot, a set-clock or hwclock step, the step's own reset-clock."""
     clocks, clock = {}, scenario.rtc
@@ -223,7 +223,7 @@ def matrix(scenario: Scenario, machine: str, observations: Iterable[Observation]
     for v in verdicts:
         by_verdict.setdefault((v.phase, v.flavour, v.call), []).append(v)
     phases = []
-    clocks = _clocks(scenario)
+    clocks = step_clocks(scenario)
     for step in judged_steps(scenario):
         here = [o for o in seen if o.phase == step.phase]
         expectations = step.expectations_on(machine) if machine in scenario.machines else ()

@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sandbox.base.timefmt import format_time
+from sandbox.report.cells import step_clocks
 from sandbox.run.observations import Observation
-from sandbox.scenario.model import HwclockStep, RunStep, Scenario, SetClockStep
+from sandbox.scenario.model import RunStep, Scenario
 
 DOC_HEAD = """# Real programs across the rollover
 
@@ -73,20 +74,10 @@ def broke(o: Observation | None, clock: int) -> bool:
     return isinstance(seconds, int) and not clock <= seconds <= clock + CLOCK_SLACK
 
 
-def _clocks(scenario: Scenario) -> dict[int, int]:
-    """For each step, the time the last clock step (or the RTC) set before it."""
-    clock, clocks = scenario.rtc, {}
-    for step in scenario.steps:
-        if isinstance(step, (SetClockStep, HwclockStep)):
-            clock = step.time
-        clocks[step.index] = clock
-    return clocks
-
-
 def side_by_side(scenario: Scenario, observations: Sequence[Observation], phases: str = "after") -> str:
     """program | phase | old | new | BROKE, for the run steps whose phase starts with `phases`."""
     rows = []
-    clocks = _clocks(scenario)
+    clocks = step_clocks(scenario)
     for step in scenario.steps:
         if not isinstance(step, RunStep) or len(step.userlands) != 2 or not step.phase.startswith(phases):
             continue
@@ -118,7 +109,7 @@ def markdown(scenario: Scenario, observations: Sequence[Observation], machine: s
     per userland, broken ones in bold, then the package versions used."""
     steps = [s for s in scenario.steps if isinstance(s, RunStep)]
     names = list(dict.fromkeys(u for s in steps for u in s.userlands))
-    clocks = _clocks(scenario)
+    clocks = step_clocks(scenario)
     lines = [f"### {scenario.title}", "", f"Machine `{machine}`, scenario `{scenario.file}`.", "",
              "| phase | " + " | ".join(f"`{n}`" for n in names) + " |",
              "|---|" + "---|" * len(names)]
