@@ -78,8 +78,9 @@ validate *files:
     exec {{sandbox}} validate "$@"
 
 # Which of these binaries break in 2038: `just rehearse --static INPUT...` reads ELF
-# files, directory trees, .debs or <userland>:<package> names, without booting
-# (docs/rehearse.md); --json FILE keeps every record.
+# files, directory trees, .debs or <userland>:<package> names, without booting;
+# `just rehearse INPUT...` also runs each program before and after the rollover
+# on its machine's series kernel (docs/rehearse.md); --json FILE keeps every record.
 [positional-arguments]
 rehearse *args:
     exec {{sandbox}} rehearse "$@"

@@ -1,9 +1,9 @@
 """One record per audited file, and one per input that could not be
 audited: what the terminal lines and the JSON are made from.
 
-The runtime audit (booting the file's machine, running it across the
-rollover) is not built yet; `runtime` is where its verdict will join the
-static one, keyed by the same record.
+The runtime audit (sandbox/audit/runtime.py: the file's machine booted, the
+program run across the rollover) puts its verdict, its reason and every
+run in `runtime`; None after --static.
 """
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ class BinaryAudit:
     reason: str
     soname: str = ""
     needed_time32: tuple[str, ...] = ()  # DT_NEEDED libraries audited in the same run as time32 or mixed
-    runtime: dict[str, object] | None = field(default=None)  # the runtime audit's verdict, later
+    runtime: dict[str, object] | None = field(default=None)  # the runtime audit's verdict and runs
 
     def to_json(self) -> dict[str, object]:
         record = asdict(self)
