@@ -25,6 +25,7 @@ from sandbox.audit.runtime_plan import (CLOCK, COLLECT, DEFAULT_MOMENTS, RUN, SE
                                         run_shell)
 from sandbox.audit.runtime_verdict import (BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE, Runs, RunFacts,
                                            runtime_verdict)
+from sandbox.audit.own_kernel import check_config, own_kernel
 from sandbox.audit.shim import SOURCE, shim_command
 from sandbox.audit.static import StaticAudit
 from sandbox.audit.symbols import load_symbols
@@ -86,6 +87,7 @@ def test_the_plan_sets_log_mounts_each_userland_once_and_moves_the_clock_between
     kinds = [c.kind for c in commands]
     assert kinds[:3] == [SETUP] * 3 and all(c.must_succeed for c in commands[:3])
     assert commands[1].shell == "/tools/sysctl kernel.time32_syscalls log"
+    assert "/tools/sysctl kernel.time32_syscalls log" not in [c.shell for c in plan(SUBJECTS, DEFAULT_MOMENTS, 30, log=False)]
     assert kinds.count(CLOCK) == 2 and kinds.count(RUN) == 6 and kinds.count(COLLECT) == 6
     clocks = [c.shell for c in commands if c.kind == CLOCK]
     assert clocks[0].startswith("/tools/settime 2147483670 settimeofday")
@@ -248,3 +250,36 @@ def test_the_shim_builds_and_wraps_only_32bit_time_names(machine: str, tmp_path:
                         "lstat", "fstat", "fstatat", "stat64", "lstat64", "fstat64", "fstatat64"}
     assert exported <= load_symbols().time32
     assert "EOVERFLOW" in SOURCE.read_text()
+
+
+# -- the user's own kernel -------------------------------------------------------------
+FRAGMENTS = REPO / "kernel-series" / "config"
+ARCH_OPTION = {"x86_64": "CONFIG_X86_64=y", "i386": "CONFIG_X86_32=y", "armhf": "CONFIG_ARM=y"}
+
+
+def fragments_config(machine: str, *names: str) -> str:
+    """What the project's own fragments ask for, as a .config would hold it."""
+    parts = [(FRAGMENTS / name).read_text() for name in ("common.config", f"{machine}.config", *names)]
+    return "\n".join([ARCH_OPTION[machine], *parts])
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "i386", "armhf"])
+def test_a_config_with_our_fragments_boots_and_says_whether_it_has_the_series(machine: str) -> None:
+    assert check_config(fragments_config(machine), "c") == (machine, False, True)
+    assert check_config(fragments_config(machine, "series.config"), "c") == (machine, True, True)
+    assert check_config(fragments_config(machine, "strict.config"), "c") == (machine, False, False)
+
+
+def test_a_config_lacking_what_a_boot_needs_is_named_before_boot(tmp_path: Path) -> None:
+    text = fragments_config("armhf").replace("CONFIG_VIRTIO_CONSOLE=y", "").replace("CONFIG_TMPFS=y", "")
+    with pytest.raises(SandboxError, match="a armhf kernel without CONFIG_TMPFS, CONFIG_VIRTIO_CONSOLE: "):
+        check_config(text, "my.config")
+    with pytest.raises(SandboxError, match="not a kernel config for a machine here"):
+        check_config("CONFIG_ARM64=y\n", "arm64.config")
+    (tmp_path / "config").write_text(fragments_config("i386", "series.config"))
+    with pytest.raises(SandboxError, match="no such kernel image"):
+        own_kernel(tmp_path / "bzImage", tmp_path / "config")
+    (tmp_path / "bzImage").write_bytes(b"image")
+    own = own_kernel(tmp_path / "bzImage", tmp_path / "config")
+    assert (own.machine, own.series) == ("i386", True)
+    assert own.artifact().boot_image == tmp_path / "bzImage"

@@ -236,8 +236,12 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
     else:
         from sandbox.audit import runtime_lines  # only the runtime audit boots
         from sandbox.audit.runtime import RuntimeOptions, audit_runtime
+        from sandbox.audit.own_kernel import own_kernel
+        if bool(args.kernel) != bool(args.kernel_config):
+            raise SandboxError("rehearse: --kernel IMAGE and --kernel-config CONFIG go together")
+        own = own_kernel(Path(args.kernel), Path(args.kernel_config)) if args.kernel else None
         options = RuntimeOptions(moments=parse_moments(args.at), timeout=args.timeout,
-                                 overrides=tuple(args.command))
+                                 overrides=tuple(args.command), own=own)
         result = audit_runtime(args.inputs, options)
         rejected, text = result.static.rejected + result.rejected, runtime_lines.report(result)
     for bad in rejected:
@@ -359,6 +363,9 @@ def parser() -> argparse.ArgumentParser:
                          "2038-01-19T03:10:00Z after=2038-01-19T03:14:30Z y2106=2106-02-07T06:28:20Z)")
     rh.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                     help="stop a run after this long (guest seconds; default 30)")
+    rh.add_argument("--kernel", metavar="IMAGE", help="boot your own kernel image (zImage, bzImage) instead of "
+                    "the series kernel, for the machine its --kernel-config is for")
+    rh.add_argument("--kernel-config", metavar="CONFIG", help="the .config of --kernel, checked before boot")
     rh.add_argument("inputs", nargs="+", metavar="INPUT",
                     help="an ELF file, a directory tree, a .deb, <userland>:<package> or <userland>:")
     mu = verb("mutants", cmd_mutants, "build each regression mutant kernel and run the scenarios "

@@ -19,6 +19,7 @@ from pathlib import Path
 from sandbox.audit.commands import Commands, load_commands
 from sandbox.audit.inputs import USERLAND_INPUT, Candidate, expand
 from sandbox.audit.record import BinaryAudit, Rejected
+from sandbox.audit.own_kernel import OwnKernel
 from sandbox.audit.runtime_boot import BootPlan, GuestFailed, Ran, boot_and_run
 from sandbox.audit.runtime_facts import refusals, time32_calls
 from sandbox.audit.runtime_plan import (COLLECT, DEFAULT_MOMENTS, FILES_GUEST_DIR, RUN, SHIM_GUEST_PATH, Moment,
@@ -31,7 +32,7 @@ from sandbox.base.machines import machine as machine_named
 from sandbox.base.paths import new_results_dir
 from sandbox.base.progress import say
 from sandbox.build.userland import build_userland
-from sandbox.guest.target import prepare_target
+from sandbox.guest.target import prepare_target, target_with
 from sandbox.scenario.userlands import load_userlands
 
 BASE_USERLANDS = {"armhf": "debian12-armhf", "i386": "debian12-i386", "x86_64": "debian12-amd64"}
@@ -47,6 +48,7 @@ class RuntimeOptions:
     moments: tuple[Moment, ...] = DEFAULT_MOMENTS
     timeout: float = 30.0  # one run, in guest seconds (busybox timeout)
     overrides: tuple[str, ...] = ()  # --command NAME=ARGS
+    own: OwnKernel | None = None  # the user's kernel, for the machine its config is for
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,7 @@ class RuntimeAudit:
     rejected: list[Rejected] = field(default_factory=list)  # machines that failed, beside the inputs'
     seconds: float = 0.0  # booting and running, every machine
     programs: int = 0  # files run
+    kernels: list[str] = field(default_factory=list)  # "<machine>: <which kernel>", one per boot
 
     @property
     def audits(self) -> list[BinaryAudit]:
@@ -79,7 +82,7 @@ class RuntimeAudit:
     def to_json(self) -> dict[str, object]:
         return {**self.static.to_json(), "rejected": [r.to_json() for r in self.static.rejected + self.rejected],
                 "runtime_seconds": round(self.seconds, 3), "programs_run": self.programs,
-                "runtime_counts": self.counts(), "truncations": TRUNCATIONS}
+                "runtime_counts": self.counts(), "truncations": TRUNCATIONS, "kernels": self.kernels}
 
 
 def runnable(audit: BinaryAudit) -> bool:
@@ -129,10 +132,16 @@ def _userlands(items: list[Item]) -> tuple:
     return tuple(artifacts)
 
 
+@dataclass(frozen=True)
+class MachineRun:
+    seconds: float  # booting and running, what it needed built or reused included
+    kernel: str  # which kernel booted, for the report
+
+
 def run_items(machine_name: str, items: list[Item], options: RuntimeOptions, evidence: Path,
-              commands: Commands | None = None) -> float:
+              commands: Commands | None = None) -> MachineRun:
     """Boot the machine once, run every runnable item at each moment, and
-    set each item's audit.runtime. Returns the seconds it took."""
+    set each item's audit.runtime."""
     start = time.monotonic()
     commands = (commands or load_commands()).with_overrides(list(options.overrides))
     machine = machine_named(machine_name)
@@ -143,14 +152,18 @@ def run_items(machine_name: str, items: list[Item], options: RuntimeOptions, evi
             subjects.append(Subject(key, item.userland, item.guest_path, commands.for_file(item.audit.origin.name),
                                     shim is not None and item.audit.libc == "glibc" and item.audit.linkage == "dynamic"))
     ran: list[Ran] = []
+    own = options.own if options.own is not None and options.own.machine == machine_name else None
+    logged = own is None or own.series
+    kernel = own.describe() if own else "series kernel"
     if subjects:
-        target = prepare_target(machine)
+        target = target_with(machine, own.artifact()) if own else prepare_target(machine)
+        kernel += "" if own else f" {target.kernel.key}"
         userlands = _userlands([i for i in items if i.run])
         overlay = [(f"userlands/{i.userland}{i.guest_path}", i.host_file) for i in items
                    if i.run and i.host_file is not None]
         if shim is not None:
             overlay += [(f"userlands/{u.userland.name}{SHIM_GUEST_PATH}", shim) for u in userlands]
-        guest_commands = plan(subjects, options.moments, options.timeout)
+        guest_commands = plan(subjects, options.moments, options.timeout, log=logged)
         runs = sum(c.kind == RUN for c in guest_commands)
         seconds = 120 + runs * (options.timeout + SECONDS_PER_RUN_MARGIN)
         ran = boot_and_run(BootPlan(target, userlands, tuple(overlay), tuple(guest_commands),
@@ -161,7 +174,8 @@ def run_items(machine_name: str, items: list[Item], options: RuntimeOptions, evi
         runs_of = _runs_of(subject, ran, options.moments) if subject else ()
         shown = subject.command.shown(item.guest_path) if subject else ""
         item.audit.runtime = runtime_record(item.audit, shown, runs_of, options.timeout)
-    return time.monotonic() - start
+        item.audit.runtime.update(kernel=kernel, time32_logged=logged)
+    return MachineRun(time.monotonic() - start, kernel)
 
 
 def audit_runtime(inputs: list[str], options: RuntimeOptions) -> RuntimeAudit:
@@ -180,7 +194,9 @@ def audit_runtime(inputs: list[str], options: RuntimeOptions) -> RuntimeAudit:
             say(f"runtime audit on {machine_name}: {sum(i.run for i in mine)} program(s), "
                 f"{len(options.moments)} time(s) each")
             try:
-                result.seconds += run_items(machine_name, mine, options, results / machine_name)
+                done = run_items(machine_name, mine, options, results / machine_name)
+                result.seconds += done.seconds
+                result.kernels.append(f"{machine_name}: {done.kernel}")
             except GuestFailed as err:
                 result.rejected.append(Rejected(machine_name, str(err)))
                 for item in mine:

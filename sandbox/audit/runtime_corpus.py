@@ -98,5 +98,5 @@ def corpus_items(machine: str, probe_folders: list[Path]) -> list[Known]:
 def run_corpus(machine: str, probe_folders: list[Path], evidence: Path, options: RuntimeOptions) -> CorpusRun:
     """One boot of the machine with its whole corpus, judged."""
     known = corpus_items(machine, probe_folders)
-    seconds = run_items(machine, [k.item for k in known], options, evidence, PROBE_COMMANDS)
-    return CorpusRun(machine, runtime_agreement(known), seconds, sum(k.item.run for k in known))
+    done = run_items(machine, [k.item for k in known], options, evidence, PROBE_COMMANDS)
+    return CorpusRun(machine, runtime_agreement(known), done.seconds, sum(k.item.run for k in known))

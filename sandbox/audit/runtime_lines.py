@@ -25,8 +25,9 @@ def summary(result: RuntimeAudit) -> str:
     rejected = len(result.static.rejected) + len(result.rejected)
     extra = f"; {rejected} without a verdict" if rejected else ""
     per = f", {result.seconds / result.programs:.1f} s per program run" if result.programs else ""
+    kernels = "".join(f"\nkernel, {k}" for k in result.kernels)
     return (f"{len(result.audits)} ELF files, {result.programs} run: {counts}{extra}\n"
-            f"runtime audit: {result.seconds:.1f} s{per} (boots included)\n"
+            f"runtime audit: {result.seconds:.1f} s{per} (boots included){kernels}\n"
             f"truncations: {TRUNCATIONS}")
 
 

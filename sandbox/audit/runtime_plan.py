@@ -97,11 +97,13 @@ def split_collected(text: str) -> tuple[str, str]:
 
 
 def plan(subjects: list[Subject], moments: tuple[Moment, ...], timeout: float,
-         tools: str = "/tools") -> list[AuditCommand]:
+         tools: str = "/tools", log: bool = True) -> list[AuditCommand]:
+    """log=False: a kernel without the series (no kernel.time32_syscalls)."""
     userlands = tuple(dict.fromkeys(s.userland for s in subjects))
     commands = [AuditCommand(SETUP, c.shell, must_succeed=True) for c in userland_commands(userlands)]
-    commands += [AuditCommand(SETUP, f"{tools}/sysctl kernel.time32_syscalls log", must_succeed=True),
-                 AuditCommand(SETUP, "dmesg -c >/dev/null", must_succeed=True)]
+    if log:
+        commands.append(AuditCommand(SETUP, f"{tools}/sysctl kernel.time32_syscalls log", must_succeed=True))
+    commands.append(AuditCommand(SETUP, "dmesg -c >/dev/null", must_succeed=True))
     for index, moment in enumerate(moments):
         if index:
             commands.append(AuditCommand(CLOCK, f"{tools}/settime {parse_time(moment.at)} settimeofday "
