@@ -128,7 +128,7 @@ def test_the_table_has_a_column_per_userland_flavour_and_marks_what_differs() ->
     assert "| call | `pc32 time32-syscall` | `pc32 time32-libc` | `pc32 time64` |" in text
     assert "| clock.time | **not faked**: 2026-12-01 00:00 (real: 1901-12-13 20:47) | " \
            "**wrong**: 1901-12-13 20:46 (real: EOVERFLOW) | same |" in text
-    assert "`pc32` `@2038-01-19 03:14:30`" in text and "`pc32` libfaketime 0.9.10-2.1" in text
+    assert "FAKETIME=`@2038-01-19 03:14:30`; packages: " in text and "`pc32` libfaketime 0.9.10-2.1" in text
     assert "Cells: same 1, not faked 1, hangs 0, wrong 1." in text
 
 

@@ -162,7 +162,7 @@ def markdown(runs: Sequence[Run]) -> str:
                     cells.setdefault((cell.probe, cell.call), {})[column] = cell
         columns = list(dict.fromkeys(c for row in cells.values() for c in row))
         lines = [f"#### {machine}", "",
-                 "FAKETIME: " + ", ".join(f"`{u}` `{v}`" for u, v in fakes.items()) + "; packages: "
+                 "FAKETIME=" + ", ".join(f"`{v}`" for v in dict.fromkeys(fakes.values())) + "; packages: "
                  + ", ".join(f"`{u}` {p}" for run in runs if run.machine == machine for u, p in run.packages.items()),
                  "", "| call | " + " | ".join(f"`{c}`" for c in columns) + " |", "|---|" + "---|" * len(columns)]
         for (probe, call), row in cells.items():
