@@ -18,8 +18,9 @@ from sandbox.audit import runtime_lines
 from sandbox.audit.commands import Command, load_commands, parse_override
 from sandbox.audit.inputs import Candidate
 from sandbox.audit.record import BinaryAudit, Origin
-from sandbox.audit.runtime import RuntimeAudit, item_of, runnable, runtime_record, _runs_of
-from sandbox.audit.runtime_boot import Ran
+from sandbox.audit.runtime import (RuntimeAudit, item_of, refuses_time32, runnable, runtime_record, tree_name,
+                                   _runs_of)
+from sandbox.audit.runtime_boot import Ran, overlay_archive
 from sandbox.audit.runtime_facts import Refusal, Time32Call, clock_readings, refusals, shape, time32_calls
 from sandbox.audit.runtime_plan import (CLOCK, COLLECT, DEFAULT_MOMENTS, RUN, SETUP, Moment, Subject, plan,
                                         run_shell)
@@ -194,6 +195,48 @@ def test_a_package_runs_in_its_userland_and_a_file_in_the_machine_s_debian12() -
                                                                 Path("build/tool"))
     assert runnable(record(kind="exec")) and not runnable(record(kind="shared"))
     assert runnable(record(kind="shared", linkage="static"))  # a static PIE
+
+
+def test_a_root_filesystem_runs_its_programs_in_itself_with_its_own_libc(tmp_path: Path) -> None:
+    """A directory with bin/sh is a root: its programs run where they are,
+    chroot starting them by path (no /usr/bin/env assumed), the shim only
+    when its glibc can refuse (2.34 and later)."""
+    tree = tmp_path / "fw"
+    (tree / "bin").mkdir(parents=True)
+    (tree / "bin" / "sh").symlink_to("busybox")
+    (tree / "lib").mkdir()
+    (tree / "lib" / "libc-2.31.so").write_bytes(b"\x7fELF GLIBC_2.30")
+    (tree / "lib" / "libc.so.6").symlink_to("libc-2.31.so")
+    item = item_of(record("usr/bin/tool", input=str(tree)), Candidate(Origin(str(tree), "usr/bin/tool"), tree), 0)
+    assert (item.userland, item.guest_path, item.tree, item.host_file) == (tree_name(tree), "/usr/bin/tool", tree, None)
+    assert not refuses_time32(tree)
+    (tree / "lib" / "libc.so.6").unlink()
+    (tree / "lib" / "libc.so.6").write_bytes(b"\x7fELF GLIBC_2.34 GLIBC_2.35")
+    assert refuses_time32(tree)
+    shell = run_shell(Subject(0, item.userland, item.guest_path, Command(("-v",)), True, own_root=True), 0, 30)
+    assert f"chroot /userlands/{item.userland} /usr/bin/tool -v </dev/null" in shell
+    # a plain folder of binaries is no root: its files go to the machine's Debian 12
+    plain = tmp_path / "bins"
+    plain.mkdir()
+    item = item_of(record("tool", input=str(plain)), Candidate(Origin(str(plain), "tool"), plain / "tool"), 3)
+    assert (item.userland, item.guest_path, item.tree) == ("debian12-armhf", "/.y2038/files/3/tool", None)
+
+
+def test_the_overlay_holds_a_root_whole_with_its_mount_points(tmp_path: Path) -> None:
+    tree = tmp_path / "fw"
+    (tree / "bin").mkdir(parents=True)
+    (tree / "bin" / "busybox").write_bytes(b"bb")
+    (tree / "bin" / "sh").symlink_to("busybox")
+    (tree / "tmp").mkdir()
+    shim = tmp_path / "shim.so"
+    shim.write_bytes(b"so")
+    out = overlay_archive((("userlands/rootfs-x/.y2038/time32-refusals.so", shim),), tmp_path / "o.cpio",
+                          (("userlands/rootfs-x", tree),))
+    listing = subprocess.run(["cpio", "-it"], stdin=out.open("rb"), capture_output=True, text=True).stdout.split()
+    for name in ("userlands/rootfs-x/bin/busybox", "userlands/rootfs-x/bin/sh", "userlands/rootfs-x/proc",
+                 "userlands/rootfs-x/dev", "userlands/rootfs-x/tmp", "userlands/rootfs-x/.y2038/time32-refusals.so"):
+        assert name in listing
+    assert listing.count("userlands/rootfs-x/tmp") == 1
 
 
 def test_moments_from_the_command_line() -> None:

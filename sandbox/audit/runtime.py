@@ -7,10 +7,15 @@ its record (BinaryAudit.runtime).
 
 One boot per machine: the userlands the programs run in (a package named
 as <userland>:<package> is added to that userland, with what it depends
-on), the user's own files and the EOVERFLOW shim in an overlay archive.
+on), and an overlay archive with the user's root filesystems (a directory
+input holding bin/sh or usr/bin/env: its programs run in it), the user's
+other files (run in the machine's Debian 12 userland) and the EOVERFLOW
+shim.
 """
 from __future__ import annotations
 
+import hashlib
+import os
 import tempfile
 import time
 from dataclasses import dataclass, field, replace
@@ -61,6 +66,7 @@ class Item:
     host_file: Path | None = None  # copied in through the overlay, when not part of the userland
     package: str = ""  # added to the userland (with its dependencies) when set
     run: bool = True
+    tree: Path | None = None  # the user's root filesystem it runs in (userland is then its name)
 
 
 @dataclass
@@ -90,12 +96,29 @@ def runnable(audit: BinaryAudit) -> bool:
     return audit.kind in ("exec", "pie") or (audit.kind == "shared" and audit.linkage == "static")
 
 
+ROOT_MARKS = ("bin/sh", "usr/bin/env")
+"""A directory input holding one of these is a root filesystem: its programs
+run in it, with its own loader and libraries."""
+
+
+def is_root_tree(path: Path) -> bool:
+    return path.is_dir() and any(os.path.lexists(path / mark) for mark in ROOT_MARKS)
+
+
+def tree_name(tree: Path) -> str:
+    """The guest folder of a user's root filesystem: /userlands/<this>."""
+    return "rootfs-" + hashlib.sha256(str(tree.resolve()).encode()).hexdigest()[:8]
+
+
 def item_of(audit: BinaryAudit, candidate: Candidate, number: int) -> Item:
     origin = candidate.origin
     match = USERLAND_INPUT.fullmatch(origin.input)
     if match and origin.path and not Path(origin.input).exists():
         return Item(audit, match["userland"], "/" + origin.path, package=match["package"] or "",
                     run=runnable(audit))
+    if origin.path and is_root_tree(Path(origin.input)):
+        tree = Path(origin.input)
+        return Item(audit, tree_name(tree), "/" + origin.path, run=runnable(audit), tree=tree)
     name = origin.path or Path(origin.input).name
     return Item(audit, BASE_USERLANDS[audit.machine], f"{FILES_GUEST_DIR}/{number}/{name}", candidate.path,
                 run=runnable(audit))
@@ -121,10 +144,11 @@ def runtime_record(audit: BinaryAudit, command: str, runs: tuple[RunFacts, ...],
 
 
 def _userlands(items: list[Item]) -> tuple:
-    """The userlands of a boot, each with the packages its items name added."""
+    """The userlands of a boot, each with the packages its items name added
+    (the user's own root filesystems apart)."""
     table = load_userlands()
     artifacts = []
-    for name in dict.fromkeys(i.userland for i in items):
+    for name in dict.fromkeys(i.userland for i in items if i.tree is None):
         userland = table.by_name[name]
         extra = tuple(dict.fromkeys(i.package for i in items if i.userland == name and i.package))
         wanted = replace(userland, packages=tuple(dict.fromkeys(userland.packages + extra)))
@@ -138,6 +162,24 @@ class MachineRun:
     kernel: str  # which kernel booted, for the report
 
 
+def refuses_time32(tree: Path) -> bool:
+    """Whether the tree's glibc is 2.34 or later (its libc.so.6 defines
+    GLIBC_2.34): only those refuse a 32-bit time with EOVERFLOW, and the
+    shim, built against 2.36, needs their dlsym. Older ones call the old
+    system calls, which the kernel log shows."""
+    for folder in ("lib", "usr/lib", "lib32", "usr/lib32"):
+        for libc in sorted((tree / folder).glob("**/libc.so.6")):
+            if libc.is_symlink():  # libc.so.6 -> libc-2.31.so, or an absolute link inside the tree
+                target = os.readlink(libc)
+                libc = tree / target.lstrip("/") if target.startswith("/") else libc.parent / target
+            try:
+                if b"GLIBC_2.34" in libc.read_bytes():
+                    return True
+            except OSError:
+                continue
+    return False
+
+
 def run_items(machine_name: str, items: list[Item], options: RuntimeOptions, evidence: Path,
               commands: Commands | None = None) -> MachineRun:
     """Boot the machine once, run every runnable item at each moment, and
@@ -149,8 +191,10 @@ def run_items(machine_name: str, items: list[Item], options: RuntimeOptions, evi
     subjects: list[Subject] = []
     for key, item in enumerate(items):
         if item.run:
+            preload = (shim is not None and item.audit.libc == "glibc" and item.audit.linkage == "dynamic"
+                       and (item.tree is None or refuses_time32(item.tree)))
             subjects.append(Subject(key, item.userland, item.guest_path, commands.for_file(item.audit.origin.name),
-                                    shim is not None and item.audit.libc == "glibc" and item.audit.linkage == "dynamic"))
+                                    preload, own_root=item.tree is not None))
     ran: list[Ran] = []
     own = options.own if options.own is not None and options.own.machine == machine_name else None
     logged = own is None or own.series
@@ -161,13 +205,15 @@ def run_items(machine_name: str, items: list[Item], options: RuntimeOptions, evi
         userlands = _userlands([i for i in items if i.run])
         overlay = [(f"userlands/{i.userland}{i.guest_path}", i.host_file) for i in items
                    if i.run and i.host_file is not None]
+        trees = {f"userlands/{i.userland}": i.tree for i in items if i.run and i.tree is not None}
         if shim is not None:
-            overlay += [(f"userlands/{u.userland.name}{SHIM_GUEST_PATH}", shim) for u in userlands]
+            roots = [u.userland.name for u in userlands] + [i.userland for i in items if i.run and i.tree is not None]
+            overlay += [(f"userlands/{name}{SHIM_GUEST_PATH}", shim) for name in dict.fromkeys(roots)]
         guest_commands = plan(subjects, options.moments, options.timeout, log=logged)
         runs = sum(c.kind == RUN for c in guest_commands)
         seconds = 120 + runs * (options.timeout + SECONDS_PER_RUN_MARGIN)
         ran = boot_and_run(BootPlan(target, userlands, tuple(overlay), tuple(guest_commands),
-                                    options.moments[0].at, seconds), evidence)
+                                    options.moments[0].at, seconds, tuple(trees.items())), evidence)
     by_key = {s.key: s for s in subjects}
     for key, item in enumerate(items):
         subject = by_key.get(key)

@@ -20,13 +20,14 @@ from sandbox.base.errors import SandboxError
 from sandbox.base.machines import Machine
 from sandbox.base.progress import say
 from sandbox.build import cpio
-from sandbox.build.userland import UserlandArtifact, with_userlands
+from sandbox.build.userland import UserlandArtifact, tree_entries, with_userlands
 from sandbox.guest import protocol
 from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung
 from sandbox.guest.target import Target
 
 BOOT_SECONDS = 60.0
+MOUNT_POINTS = ("proc", "dev", "tmp")  # what sandbox/run/plan.py userland_commands mounts in a root
 MIB_PER_USERLAND_MIB = 3  # as sandbox/app/jobs.py: the archive, its files, headroom
 
 
@@ -38,6 +39,7 @@ class BootPlan:
     commands: tuple[AuditCommand, ...]
     rtc: str  # ISO 8601, the first moment
     seconds: float  # the whole run's deadline, boot included
+    trees: tuple[tuple[str, Path], ...] = ()  # (folder under the initramfs root, host tree): whole
 
     @property
     def machine(self) -> Machine:
@@ -57,35 +59,47 @@ class GuestFailed(SandboxError):
     """The guest hung, died or lost its agent: every program of the boot is without a verdict."""
 
 
-def overlay_archive(overlay: tuple[tuple[str, Path], ...], out: Path) -> Path:
-    entries = [cpio.Entry.file(member, path.read_bytes(), stat.S_IMODE(path.stat().st_mode) | 0o555)
-               for member, path in overlay]
+def overlay_archive(overlay: tuple[tuple[str, Path], ...], out: Path,
+                    trees: tuple[tuple[str, Path], ...] = ()) -> Path:
+    """The user's root filesystems whole (with /proc, /dev and /tmp to mount
+    on), then the single files, then the shim."""
+    entries = [e for prefix, tree in trees for e in tree_entries(tree, prefix)]
+    entries += [cpio.Entry.directory(f"{prefix}/{name}") for prefix, _ in trees for name in MOUNT_POINTS
+                if not (_tree_has(trees, prefix, name))]
+    entries += [cpio.Entry.file(member, path.read_bytes(), stat.S_IMODE(path.stat().st_mode) | 0o555)
+                for member, path in overlay]
     with out.open("wb") as stream:
         cpio.write_newc(cpio.with_parents(entries), stream)
     return out
+
+
+def _tree_has(trees: tuple[tuple[str, Path], ...], prefix: str, name: str) -> bool:
+    tree = dict(trees)[prefix]
+    return (tree / name).is_dir() and not (tree / name).is_symlink()
 
 
 def initramfs_for(plan: BootPlan, evidence: Path) -> Path:
     """The machine's initramfs, the userlands' archives, then the overlay
     (the kernel unpacks concatenated archives in order)."""
     base = with_userlands(plan.target.initramfs.path, plan.userlands)
-    if not plan.overlay:
+    if not plan.overlay and not plan.trees:
         return base
     combined = evidence / "initramfs-rehearse.cpio"
     with combined.open("wb") as out:
         with base.open("rb") as source:
             shutil.copyfileobj(source, out)
-        with overlay_archive(plan.overlay, evidence / "overlay.cpio").open("rb") as source:
+        with overlay_archive(plan.overlay, evidence / "overlay.cpio", plan.trees).open("rb") as source:
             shutil.copyfileobj(source, out)
     return combined
 
 
 def boot_and_run(plan: BootPlan, evidence: Path) -> list[Ran]:
     evidence.mkdir(parents=True, exist_ok=True)
-    size_mib = sum(a.cpio.stat().st_size for a in plan.userlands) // 2**20
-    request = BootRequest(plan.machine, plan.target.kernel.boot_image, initramfs_for(plan, evidence),
-                          plan.rtc, plan.target.accel.name, evidence,
-                          memory_mib=256 + MIB_PER_USERLAND_MIB * size_mib if plan.userlands else None)
+    initramfs = initramfs_for(plan, evidence)
+    added = initramfs.stat().st_size - plan.target.initramfs.path.stat().st_size
+    request = BootRequest(plan.machine, plan.target.kernel.boot_image, initramfs, plan.rtc,
+                          plan.target.accel.name, evidence,
+                          memory_mib=256 + MIB_PER_USERLAND_MIB * (added // 2**20) if added > 2**20 else None)
     deadline = Deadline(plan.seconds)
     done: list[Ran] = []
     try:

@@ -48,6 +48,7 @@ class Subject:
     path: str  # its path inside that root
     command: Command
     shim: bool  # preload the EOVERFLOW shim (32-bit dynamic programs)
+    own_root: bool = False  # the user's root filesystem: no /usr/bin/env assumed there
 
     @property
     def root(self) -> str:
@@ -65,7 +66,8 @@ class AuditCommand:
 
 def run_shell(subject: Subject, moment: int, timeout: float) -> str:
     """busybox clears the environment, bounds the run and changes root; the
-    userland's env finds the program (as a scenario's run step does)."""
+    userland's env starts the program (as a scenario's run step does), or,
+    in the user's own root filesystem, chroot starts it by its path."""
     preload = (f" LD_PRELOAD={SHIM_GUEST_PATH} Y2038_SHIM_LOG={shim_log(subject, moment)}"
                if subject.shim else "")
     if subject.command.shell:
@@ -73,7 +75,8 @@ def run_shell(subject: Subject, moment: int, timeout: float) -> str:
     else:
         argv = [subject.path, *subject.command.args]
     return (f"cd / && env -i PATH={GUEST_PATH} HOME=/root TZ=UTC0 LC_ALL=C{preload} "
-            f"timeout -s KILL {timeout:g} chroot {shlex.quote(subject.root)} /usr/bin/env {shlex.join(argv)}"
+            f"timeout -s KILL {timeout:g} chroot {shlex.quote(subject.root)}{'' if subject.own_root else ' /usr/bin/env'} "
+            f"{shlex.join(argv)}"
             " </dev/null")
 
 
