@@ -98,6 +98,18 @@ def test_the_guest_command_changes_root_into_the_userland_with_the_environment()
     assert "mount -t tmpfs tmp /userlands/pc32/tmp" in mount.shell
 
 
+def test_a_static_linkage_runs_the_initramfs_probe_outside_the_chroot_with_the_same_environment() -> None:
+    (step,) = parse(HEAD + STEP + 'flavours = ["time64"]\nlinkage = "static"\n').steps
+    assert step.static and dict(step.environment)["LD_PRELOAD"] == \
+        "/userlands/pc32/usr/lib/i386-linux-gnu/faketime/libfaketime.so.1"
+    (command,) = plan((step,), FLAVOURS)
+    assert shlex.split(command.shell)[-3:] == [
+        "LD_PRELOAD=/userlands/pc32/usr/lib/i386-linux-gnu/faketime/libfaketime.so.1",
+        "FAKETIME=@2038-01-19 03:14:30", "/probes/time64/clock"]
+    assert "chroot" not in command.shell
+    assert not parse(HEAD + STEP + 'linkage = "dynamic"\n').steps[0].static
+
+
 def test_a_static_probe_step_is_unchanged() -> None:
     (command,) = plan(parse(HEAD + '[[step]]\nphase = "p"\nprobe = "clock"\nflavours = ["time64"]\n').steps, FLAVOURS)
     assert command.shell == "/probes/time64/clock"
@@ -113,6 +125,8 @@ def test_a_static_probe_step_is_unchanged() -> None:
      "userland 'pc64' is amd64; machine 'i386' cannot run it"),
     (HEAD + STEP + 'flavours = ["native64"]\n', "step[0].flavours[0]", "unknown flavour 'native64'"),
     (HEAD + STEP.replace('"2038-01-19T03:14:30Z"', "2038"), "step[0].faketime", "expected a string"),
+    (HEAD + STEP + 'linkage = "shared"\n', "step[0].linkage", "unknown linkage 'shared' (known: dynamic, static)"),
+    (HEAD + '[[step]]\nphase = "p"\nprobe = "clock"\nlinkage = "static"\n', "step[0].linkage", "needs a `userland`"),
 ])
 def test_bad_faketime_steps_name_file_and_key(text: str, key: str, message: str) -> None:
     with pytest.raises(InputError) as caught:

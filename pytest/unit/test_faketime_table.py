@@ -132,6 +132,33 @@ def test_the_table_has_a_column_per_userland_flavour_and_marks_what_differs() ->
     assert "Cells: same 1, not faked 1, hangs 0, wrong 1." in text
 
 
+def test_a_static_build_under_faketime_is_its_own_column_against_the_dynamic_twin() -> None:
+    scenario = parse_scenario(textwrap.dedent("""\
+        title = "t"
+        rtc = "2026-12-01T00:00:00Z"
+        machines = ["x86_64"]
+        [[step]]
+        phase = "faked-static"
+        probe = "clock"
+        userland = "pc32"
+        faketime = "2038-01-19T03:14:30Z"
+        linkage = "static"
+        [[step]]
+        set-clock = "2038-01-19T03:14:30Z"
+        [[step]]
+        phase = "real"
+        probe = "clock"
+        userland = "pc32"
+        """), "scenarios/faketime/s.toml", CATALOGUE, {"x86_64": FLAVOURS}, USERLANDS)
+    (pair,) = pairs(scenario)
+    assert (pair.faked.phase, pair.real.phase) == ("faked-static", "real")
+    seen = (obs("faked-static", "clock", "time64", "time", seconds=PRESENT),
+            obs("real", "clock", "time64", "time", seconds=FAKED))
+    text = markdown([Run("x86_64", scenario, seen, {})])
+    assert "| clock.time | **not faked**: 2026-12-01 00:00 (real: 2038-01-19 03:14) |" in text
+    assert "| call | `pc32 time64 static` |" in text
+
+
 def test_the_table_replaces_only_the_text_between_the_markers() -> None:
     doc = f"# head\n{BEGIN}\nold\n{END}\ntail\n"
     assert replace_table(doc, "new\n") == f"# head\n{BEGIN}\nnew\n{END}\ntail\n"

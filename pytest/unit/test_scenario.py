@@ -244,7 +244,7 @@ BAD = [
      "machines[1]: unknown machine 'sparc' (known: x86_64, i386)"),
     ("bad timeout", HEAD + "timeout = 0\n" + PROBE, "timeout: expected a positive number of seconds, got 0"),
     ("unknown step key", HEAD + PROBE + "colour = 1\n",
-     "step[0].colour: unknown key 'colour' for a probe step (known: args, expect, expect-on, faketime, flavours, phase, probe, reset-clock, userland)"),
+     "step[0].colour: unknown key 'colour' for a probe step (known: args, expect, expect-on, faketime, flavours, linkage, phase, probe, reset-clock, userland)"),
     ("key of another action", HEAD + '[[step]]\nset-clock = "2038-01-19T03:14:30Z"\nphase = "p"\n',
      "step[0].phase: unknown key 'phase' for a set-clock step (known: set-clock, via)"),
     ("two actions in a step", HEAD + PROBE + 'set-clock = "2038-01-19T03:14:30Z"\n',

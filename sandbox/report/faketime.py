@@ -52,13 +52,15 @@ class Cell:
 
 def pairs(scenario: Scenario) -> list[Pair]:
     """Each step run under faketime with the first later step that runs the
-    same probe, userland, flavours and arguments without it."""
+    same probe, userland, flavours and arguments without it (dynamically: a
+    static build answers the real clock as the dynamic one does)."""
     clocks, found = step_clocks(scenario), []
     steps = scenario.probe_steps
     for faked in steps:
         if faked.faketime is None:
             continue
-        twin = next((s for s in steps if s.index > faked.index and s.faketime is None and s.probe == faked.probe
+        twin = next((s for s in steps if s.index > faked.index and s.faketime is None and not s.static
+                     and s.probe == faked.probe
                      and s.userland == faked.userland and s.flavours == faked.flavours and s.args == faked.args),
                     None)
         if twin is not None:
@@ -158,7 +160,7 @@ def markdown(runs: Sequence[Run]) -> str:
             for pair in pairs(run.scenario):
                 fakes[str(pair.faked.userland)] = pair.faked.faketime.value if pair.faked.faketime else ""
                 for cell in compare(pair, run.observations):
-                    column = f"{pair.faked.userland} {cell.flavour}"
+                    column = f"{pair.faked.userland} {cell.flavour}{' static' if pair.faked.static else ''}"
                     cells.setdefault((cell.probe, cell.call), {})[column] = cell
         columns = list(dict.fromkeys(c for row in cells.values() for c in row))
         lines = [f"#### {machine}", "",

@@ -45,13 +45,15 @@ def _probe_commands(step: ProbeStep, tools_flavour: str) -> list[GuestCommand]:
 def _probe_shell(step: ProbeStep, flavour: str) -> str:
     """/probes/<flavour>/<probe> (static), or the dynamic build inside the
     step's userland, run against its glibc (chroot, as a run step's program)
-    with the step's environment (LD_PRELOAD and FAKETIME for faketime)."""
+    with the step's environment (LD_PRELOAD and FAKETIME for faketime); with
+    linkage = "static", the static build outside the chroot, same environment."""
     command = shlex.join([f"/probes/{flavour}/{step.probe}", *step.args])
     if step.userland is None:
         return command
     words = ["env", "-i", f"PATH={GUEST_PATH}", "TZ=UTC0", "LC_ALL=C",
-             *(f"{name}={value}" for name, value in step.environment), "chroot", f"/userlands/{step.userland}"]
-    return f"cd / && {shlex.join(words)} {command}"
+             *(f"{name}={value}" for name, value in step.environment)]
+    chroot = [] if step.static else ["chroot", f"/userlands/{step.userland}"]
+    return f"cd / && {shlex.join(words + chroot)} {command}"
 
 
 def _reset_clock(step: ProbeStep, flavour: str) -> list[GuestCommand]:

@@ -39,9 +39,10 @@ class FakeTime:
     start: int | None = None  # the absolute start, for "@" times
     offset: int | None = None  # seconds, for offsets
 
-    def environment(self, triplet: str) -> dict[str, str]:
-        """What the probe runs with, in a userland whose multiarch triplet is this."""
-        return {"LD_PRELOAD": LIBRARY.format(triplet=triplet), "FAKETIME": self.value}
+    def environment(self, triplet: str, root: str = "") -> dict[str, str]:
+        """What the probe runs with, in a userland whose multiarch triplet is
+        this (root: where the userland is, for a program run outside it)."""
+        return {"LD_PRELOAD": root + LIBRARY.format(triplet=triplet), "FAKETIME": self.value}
 
 
 def parse_faketime(text: str) -> FakeTime:

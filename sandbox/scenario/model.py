@@ -70,6 +70,7 @@ class ProbeStep:
     userland: str | None = None
     faketime: FakeTime | None = None
     environment: tuple[tuple[str, str], ...] = ()
+    static: bool = False  # linkage = "static": /probes' static build, outside the chroot, same environment
     kind: ClassVar[str] = "probe"
 
     def flavours_on(self, available: tuple[str, ...]) -> tuple[str, ...]:

@@ -170,10 +170,28 @@ def _probe_step(table: Mapping[str, object], index: int, where: Where, context: 
                                         where.at(EXPECT_ON), context)
     reset = (clock_time(parse_time_value(table["reset-clock"], where.at("reset-clock")), where.at("reset-clock"))
              if "reset-clock" in table else None)
+    static = _static(table, userland, where)
     environment = () if faketime is None or userland is None else tuple(faketime.environment(
-        DEBIAN_ARCHS[context.userlands.by_name[userland].arch].triplet).items())
+        DEBIAN_ARCHS[context.userlands.by_name[userland].arch].triplet,
+        f"/userlands/{userland}" if static else "").items())
     return ProbeStep(index, phase, name, flavours, args, expectations, on_machines, reset_clock=reset,
-                     info=probe, userland=userland, faketime=faketime, environment=environment)
+                     info=probe, userland=userland, faketime=faketime, environment=environment, static=static)
+
+
+LINKAGES = ("dynamic", "static")
+
+
+def _static(table: Mapping[str, object], userland: str | None, where: Where) -> bool:
+    """`linkage = "static"`: the initramfs's static probe, run with the
+    userland's environment (what LD_PRELOAD cannot reach); only with a userland."""
+    if "linkage" not in table:
+        return False
+    linkage = string(table["linkage"], where.at("linkage"))
+    if linkage not in LINKAGES:
+        where.at("linkage").fail(f"unknown linkage {linkage!r} (known: {', '.join(LINKAGES)})")
+    if userland is None:
+        where.at("linkage").fail("needs a `userland`: without one, every probe is the static build")
+    return linkage == "static"
 
 
 def _probe_userland(table: Mapping[str, object], where: Where, context: StepContext) -> str | None:
@@ -370,7 +388,7 @@ class ActionKind:
 ACTIONS: Mapping[str, ActionKind] = MappingProxyType(
     {
         "probe": ActionKind(frozenset({"probe", "phase", "flavours", "args", "expect", EXPECT_ON,
-                                       "reset-clock", "userland", "faketime"}),
+                                       "reset-clock", "userland", "faketime", "linkage"}),
                             _probe_step),
         "run": ActionKind(frozenset({"run", "phase", "userlands", "stdin", "timeout", "time-pattern",
                                      "expect", EXPECT_ON}), _run_step),
