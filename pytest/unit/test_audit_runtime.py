@@ -254,13 +254,16 @@ def test_every_runtime_line_fits_100_columns_and_leads_with_the_verdict() -> Non
     for audit, subject in zip(audits, SUBJECTS):
         audit.runtime = runtime_record(audit, "", _runs_of(subject, ran, DEFAULT_MOMENTS), 30)
     audits[2].runtime = runtime_record(audits[2], "", (), 30)
-    result = RuntimeAudit(StaticAudit(audits), seconds=20.0, programs=2)
+    result = RuntimeAudit(StaticAudit(audits), seconds=20.0, programs=2,
+                          kernels=["armhf: own kernel (no series: time32 calls not logged)\n  /" + "k/" * 60 + "zImage"])
     text = runtime_lines.report(result)
-    assert all(len(line) <= 100 for line in text.splitlines()[:4])
+    assert all(len(line) <= 100 for line in text.splitlines())
     assert [line.split()[0] for line in text.splitlines()[1:4]] == [BROKE, BROKE, NOT_EXERCISED]
     assert "libverylong.so.1" in text
     assert "3 ELF files, 2 run: broke 2, not-exercised 1" in text
     assert "10.0 s per program run" in text
+    assert "\nkernel, armhf: own kernel (no series: time32 calls not logged)\n…/k/k/" in text
+    assert text.splitlines()[-2].endswith("k/zImage")
 
 
 def test_bad_input_to_the_runtime_audit_is_one_line_each_before_anything_boots(

@@ -51,9 +51,10 @@ class OwnKernel:
                               {"source": "user", "image": str(self.image), "config": str(self.config)})
 
     def describe(self) -> str:
-        log = "series time32 log" if self.series else "no series patches: time32 calls are not logged"
-        old = "" if self.time32_calls else "; COMPAT_32BIT_TIME off: every time32 call fails with ENOSYS"
-        return f"own kernel {self.image} ({self.machine}, {log}{old})"
+        """Which kernel, and its image on a line of its own."""
+        log = "series time32 log" if self.series else "no series: time32 calls not logged"
+        old = "" if self.time32_calls else "; no COMPAT_32BIT_TIME: time32 calls are ENOSYS"
+        return f"own kernel ({log}{old})\n  {self.image}"
 
 
 def check_config(text: str, source: str) -> tuple[str, bool, bool]:

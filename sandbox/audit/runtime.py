@@ -36,7 +36,7 @@ from sandbox.audit.symbols import load_symbols
 from sandbox.base.machines import machine as machine_named
 from sandbox.base.paths import new_results_dir
 from sandbox.base.progress import say
-from sandbox.build.userland import build_userland
+from sandbox.build.userland import UserlandArtifact, build_userland
 from sandbox.guest.target import prepare_target, target_with
 from sandbox.scenario.userlands import load_userlands
 
@@ -143,7 +143,7 @@ def runtime_record(audit: BinaryAudit, command: str, runs: tuple[RunFacts, ...],
             "truncations": None}
 
 
-def _userlands(items: list[Item]) -> tuple:
+def _userlands(items: list[Item]) -> tuple[UserlandArtifact, ...]:
     """The userlands of a boot, each with the packages its items name added
     (the user's own root filesystems apart)."""
     table = load_userlands()
