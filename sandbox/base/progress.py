@@ -4,11 +4,15 @@ from __future__ import annotations
 import sys
 import time
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Callable, Iterator
+
+from sandbox.base.meter import WIDTH, Meter
+
+PREFIX = "==> "
 
 
 def say(message: str) -> None:
-    print(f"==> {message}", file=sys.stderr, flush=True)
+    print(f"{PREFIX}{message}", file=sys.stderr, flush=True)
 
 
 @contextmanager
@@ -18,3 +22,29 @@ def step(message: str) -> Iterator[None]:
     start = time.monotonic()
     yield
     say(f"{message}: done in {time.monotonic() - start:.1f}s")
+
+
+@contextmanager
+def metered(label: str, expected: int | None, unit: str = "steps",
+            every: int = 10) -> Iterator[Callable[[int], None]]:
+    """Yield tick(steps): a line redrawn in place on a terminal, a line every
+    `every` percent in a log; the final count when the block ends."""
+    tty = sys.stderr.isatty()
+    meter = Meter(label, expected, time.monotonic(), tty, every, unit, WIDTH - len(PREFIX))
+
+    def show(text: str) -> None:
+        text = PREFIX + text
+        print(f"\r{text}\x1b[K" if tty else text, end="" if tty else "\n", file=sys.stderr, flush=True)
+
+    def tick(steps: int = 1) -> None:
+        text = meter.tick(time.monotonic(), steps)
+        if text is not None:
+            show(text)
+    try:
+        yield tick
+    finally:
+        text = meter.final(time.monotonic())
+        if text is not None:
+            show(text)
+        if tty:
+            print(file=sys.stderr, flush=True)

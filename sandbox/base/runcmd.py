@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from sandbox.base.errors import SandboxError
 
@@ -14,10 +14,14 @@ def run(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     log: Path | None = None,
+    on_line: Callable[[str], None] | None = None,
 ) -> str:
-    """Run argv and return its stdout; with log, stdout+stderr go to that file."""
+    """Run argv and return its stdout; with log, stdout+stderr go to that file
+    (and, with on_line, each line to on_line as it comes)."""
     try:
-        if log is not None:
+        if log is not None and on_line is not None:
+            code, output, detail = _tee(argv, cwd, env, log, on_line), "", f"see {log}"
+        elif log is not None:
             with log.open("ab") as out:
                 code = subprocess.run(argv, cwd=cwd, env=env, stdout=out,
                                       stderr=subprocess.STDOUT, check=False).returncode
@@ -33,3 +37,19 @@ def run(
         shown = " ".join(argv)[:160]
         raise SandboxError(f"'{shown}' failed with exit code {code}: {detail}")
     return output
+
+
+def _tee(argv: Sequence[str], cwd: Path | None, env: Mapping[str, str] | None,
+         log: Path, on_line: Callable[[str], None]) -> int:
+    """Run argv with stdout+stderr appended to log, each line also to on_line."""
+    with log.open("ab") as out, subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                                 stderr=subprocess.STDOUT) as proc:
+        assert proc.stdout is not None
+        try:
+            for raw in proc.stdout:
+                out.write(raw)
+                on_line(raw.decode(errors="replace"))
+        except BaseException:  # a signal's exception: stop the command, as subprocess.run does
+            proc.kill()
+            raise
+        return proc.wait()

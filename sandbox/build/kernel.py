@@ -13,14 +13,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from sandbox.build import kconfig
+from sandbox.build import kbuild, kconfig
 from sandbox.base import paths
 from sandbox.base.errors import SandboxError
 from sandbox.build.kernel_source import Series, baseline_tree, branch_with, checkout, debian_version, read_series
 from sandbox.base.machines import Machine
-from sandbox.base.progress import say, step
+from sandbox.base.progress import metered, say
 from sandbox.base.runcmd import run
 from sandbox.base.variants import VARIANTS, Variant
+
+LineSink = Callable[[str], None] | None
+"""Where make's output lines go as they come (kbuild's steps counted), or nowhere."""
 
 # Bump when the way a kernel is built changes, so old cache entries are not reused.
 RECIPE = "1"
@@ -109,7 +112,7 @@ def ccache_counts() -> tuple[int, int]:
 
 
 def _make(tree: Path, build: Path, machine: Machine, *targets: str, log: Path,
-          ccache: bool = True) -> None:
+          ccache: bool = True, on_line: LineSink = None) -> None:
     launcher = "ccache " if ccache else ""
     # HOSTCC too: the host tools (objtool, kconfig, dtc, fixdep) are the same
     # for every variant of a machine, so later variants get them from ccache.
@@ -117,19 +120,20 @@ def _make(tree: Path, build: Path, machine: Machine, *targets: str, log: Path,
             f"CROSS_COMPILE={machine.cross_compile}", f"CC={launcher}{machine.cross_compile}gcc",
             f"HOSTCC={launcher}gcc",
             f"-j{os.cpu_count() or 1}", *targets]
-    run(argv, env=_make_env(), log=log)
+    run(argv, env=_make_env(), log=log, on_line=on_line)
 
 
 def configure(tree: Path, build: Path, request: KernelRequest, log: Path,
-              ccache: bool = True, require: bool = True) -> list[kconfig.Mismatch]:
+              ccache: bool = True, require: bool = True,
+              on_line: LineSink = None) -> list[kconfig.Mismatch]:
     """tinyconfig, then the fragments in order, then olddefconfig, then check.
     require=False returns the options that did not hold instead of failing
     (sandbox/series_check.py: options appear patch by patch)."""
     machine, fragments = request.machine, fragment_paths(request)
-    _make(tree, build, machine, "tinyconfig", log=log, ccache=ccache)
+    _make(tree, build, machine, "tinyconfig", log=log, ccache=ccache, on_line=on_line)
     run([str(tree / "scripts/kconfig/merge_config.sh"), "-m", "-O", str(build),
          str(build / ".config"), *map(str, fragments)], cwd=build, log=log)
-    _make(tree, build, machine, "olddefconfig", log=log, ccache=ccache)
+    _make(tree, build, machine, "olddefconfig", log=log, ccache=ccache, on_line=on_line)
     lost = kconfig.mismatches(kconfig.parse_fragments(fragments), (build / ".config").read_text())
     if lost and require:
         listing = "; ".join(map(str, lost))
@@ -137,9 +141,10 @@ def configure(tree: Path, build: Path, request: KernelRequest, log: Path,
     return lost
 
 
-def make_image(tree: Path, build: Path, machine: Machine, log: Path, ccache: bool = True) -> None:
+def make_image(tree: Path, build: Path, machine: Machine, log: Path, ccache: bool = True,
+               on_line: LineSink = None) -> None:
     """make the machine's targets (incremental in an existing build folder)."""
-    _make(tree, build, machine, *machine.make_targets, log=log, ccache=ccache)
+    _make(tree, build, machine, *machine.make_targets, log=log, ccache=ccache, on_line=on_line)
 
 
 def source_for(request: KernelRequest, version: str) -> tuple[Path, str]:
@@ -149,17 +154,22 @@ def source_for(request: KernelRequest, version: str) -> tuple[Path, str]:
 
 
 def compile_in(tree: Path, build: Path, request: KernelRequest, label: str,
-               ccache: bool = True) -> float:
-    """Configure and build in `build`; returns the seconds it took."""
+               ccache: bool = True, expected: int | None = None) -> float:
+    """Configure and build in `build`, showing kbuild's steps done of
+    `expected` (the previous build's count); returns the seconds it took.
+    build.log keeps make's output: kbuild.count_steps() reads the count back."""
     build.mkdir(parents=True, exist_ok=True)
     log = build / "build.log"
     log.write_text("")
-    targets = request.machine.make_targets
+    targets = " ".join(request.machine.make_targets)
+    say(f"{label}: configuring, then building {targets}{' with ccache' if ccache else ''} (log: {log})")
     start = time.monotonic()
-    with step(f"{label}: configuring (log: {log})"):
-        configure(tree, build, request, log, ccache)
-    with step(f"{label}: building {' '.join(targets)}{' with ccache' if ccache else ''}"):
-        make_image(tree, build, request.machine, log, ccache)
+    with metered(label, expected) as tick:
+        def on_line(text: str) -> None:
+            if kbuild.step_of(text):
+                tick(1)
+        configure(tree, build, request, log, ccache, on_line=on_line)
+        make_image(tree, build, request.machine, log, ccache, on_line=on_line)
     return round(time.monotonic() - start, 1)
 
 
@@ -206,14 +216,19 @@ def _cached_build(request: KernelRequest, folder: Path, key: str, label: str,
         tree, branch = source_for(request, version)
         branch = branch_for(tree, branch)
         build = paths.cache_dir() / "build" / f"{request.machine.name}-{request.variant}"
-        seconds = compile_in(tree, build, request, label)
+        kind = "mutant" if "mutant" in extra else request.variant
+        # kernels cached before counts were kept: the build folder's last log
+        expected = (kbuild.previous_steps(paths.cache_dir() / "kernels", request.machine.name, kind)
+                    or kbuild.steps_in_log(build / "build.log"))
+        seconds = compile_in(tree, build, request, label, expected=expected)
+        steps = kbuild.steps_in_log(build / "build.log")
         info = {
             "key": key, "machine": request.machine.name, "variant": request.variant,
             "debian_version": version, "branch": branch,
             "series": [p.name for p in _series_for(request).patches],
             "fragments": [p.name for p in fragment_paths(request)],
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "build_seconds": seconds, **extra,
+            "build_seconds": seconds, kbuild.STEPS_KEY: steps, **extra,
         }
         _store(build, folder, request.machine, info)
     say(f"{label}: built in {seconds}s, stored in {folder}")
