@@ -164,6 +164,29 @@ def test_a_scenario_without_disks_has_none() -> None:
     assert scenario.disks == ()
 
 
+WITH_EXT4 = '[[disk]]\nname = "e"\nfs = "ext4"\n'
+WITH_TMPFS = '[[disk]]\nname = "t"\nfs = "tmpfs"\n'
+
+
+@pytest.mark.parametrize("disks, warp, expected", [
+    ("", "", True),                    # time warp is the default
+    (WITH_TMPFS, "", True),                 # a tmpfs is memory: no disk request to wait for
+    (WITH_EXT4, "", False),                 # a disk image turns it off
+    ("", "warp = false\n", False),    # and a scenario may say so itself
+])
+def test_time_warp_is_on_unless_a_disk_image_or_the_scenario_says_otherwise(
+        disks: str, warp: str, expected: bool) -> None:
+    scenario = parse_scenario(SCENARIO_HEAD + warp + disks + SCENARIO_STEP, FILE, CATALOGUE, {"x86_64": FLAVOURS})
+    assert scenario.warp is expected
+
+
+def test_time_warp_with_a_disk_image_is_refused_with_the_reason() -> None:
+    with pytest.raises(InputError, match=r"^scenarios/filetimes/case.toml: warp: while QEMU serves a disk "
+                                         r"request the guest is idle.*hung-task"):
+        parse_scenario(SCENARIO_HEAD + "warp = true\n" + WITH_EXT4 + SCENARIO_STEP, FILE, CATALOGUE,
+                       {"x86_64": FLAVOURS})
+
+
 # --- QEMU arguments (pure) ----------------------------------------------------
 
 IMAGES = (AttachedDisk("ext4-128", Path("/c/a/disk.img")), AttachedDisk("xfs", Path("/c/b,x/disk.img")))

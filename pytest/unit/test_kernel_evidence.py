@@ -79,7 +79,7 @@ def test_a_warning_fails_a_completed_run_as_a_judged_failure(tmp_path: Path) -> 
                            "kernel/time/timekeeping.c:1331 do_settimeofday64+0x1c3/0x1e0 (not in expect-kernel)")
     assert cli.exit_code([judged]) == cli.EXIT_FAILED  # judged: 1, not infrastructure
     report = (record.evidence / "report.txt").read_text()
-    assert report.startswith("clock/rollover on x86_64 (tcg): 0 expectation(s) failed, 1 kernel log finding(s)")
+    assert report.startswith("clock/rollover on x86_64 (tcg, time warp): 0 expectation(s) failed, 1 kernel log finding(s)")
     assert f"  kernel log: warning at console.log line {WARNING_LINE}: " in report
     assert json.loads((record.evidence / "run.json").read_text())["findings"] == [str(kernel.findings[0])]
 
@@ -267,7 +267,7 @@ def test_a_run_ended_by_a_signal_or_a_bug_keeps_its_evidence(tmp_path: Path, err
     run = json.loads((tmp_path / "ev" / "run.json").read_text())
     assert (run["outcome"], run["detail"]) == (outcome, detail)
     assert len(run["commands"]) == 2  # what ran before is kept
-    assert reports and reports[0].startswith(f"clock/rollover on x86_64 (tcg): {outcome}: {detail}")
+    assert reports and reports[0].startswith(f"clock/rollover on x86_64 (tcg, time warp): {outcome}: {detail}")
     assert (tmp_path / "ev" / "traceback.txt").read_text().startswith("Traceback")
     assert (tmp_path / "ev" / "kernel.log").exists()
 

@@ -141,6 +141,7 @@ def test_valid_scenario_parses_to_the_model() -> None:
         description="a demo",
         rtc=parse_time("2038-01-19T03:13:50Z"),
         timeout=60,
+        warp=True,  # the default: no disk image
         machines={"x86_64": FLAVOURS},
         steps=(
             ProbeStep(

@@ -79,7 +79,7 @@ static int waits_parse_libc(const struct probe *p, const char *plus_n, double no
 	long long base = (long long)now, n;
 
 	if (!waits_parse_time(plus_n, 0, &n) || n <= 0 || n > WAITS_MAX_DELAY)
-		probe_usage(p->name, "libc+N: N seconds, 1 to 600");
+		probe_usage(p->name, "libc+N: N seconds, 1 to " WAITS_MAX_DELAY_TEXT);
 	if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
 		base = (long long)ts.tv_sec;
 	t->seconds = base + n;
@@ -105,7 +105,7 @@ int waits_parse(const struct probe *p, int argc, char **argv)
 	if (t->delay <= 0.01)
 		probe_usage(p->name, "the target is not in the future (the probe arms waits for it)");
 	if (t->delay > WAITS_MAX_DELAY)
-		probe_usage(p->name, "the target is more than 600 s away (is the clock set?)");
+		probe_usage(p->name, "the target is more than " WAITS_MAX_DELAY_TEXT " away (is the clock set?)");
 	return argc > 1 ? 1 : 0;
 }
 
@@ -157,6 +157,22 @@ void waits_setup_failed(const char *probe, const char *call, const char *what, i
 	probe_end();
 }
 
+/* How long the parent sleeps between looks at its children: 20 ms, or a
+ * two-hundredth of a long delay, so that a day-long wait under time warp
+ * wakes the idle guest a few hundred times rather than four million; never
+ * past the moment it gives up, so a child that is done by then is seen. */
+static struct timespec waits_nap(double delay, double left)
+{
+	double nap = delay / 200 > 0.02 ? delay / 200 : 0.02;
+	struct timespec ts;
+
+	if (nap > left)
+		nap = left > 0 ? left : 0;
+	ts.tv_sec = (time_t)nap;
+	ts.tv_nsec = (long)((nap - (double)ts.tv_sec) * 1e9);
+	return ts;
+}
+
 /* Run every call at once, each in its child; print their lines in table
  * order. Returns 0 (every call was attempted). */
 int waits_run(const struct probe *p, const struct probe_call *const *calls, size_t n)
@@ -198,16 +214,18 @@ int waits_run(const struct probe *p, const struct probe_call *const *calls, size
 		done[i] = 0;
 		status[i] = 0;
 	}
-	while (left > 0 && waits_monotonic() < give_up) {
-		struct timespec nap = { 0, 20 * 1000 * 1000 };
+	for (;;) {
+		double now = waits_monotonic();
+		struct timespec nap = waits_nap(t->delay, give_up - now);
 
 		for (i = 0; i < n; i++)
 			if (!done[i] && waitpid(pids[i], &status[i], WNOHANG) == pids[i]) {
 				done[i] = 1;
 				left--;
 			}
-		if (left > 0)
-			nanosleep(&nap, NULL);
+		if (left == 0 || now >= give_up)
+			break;
+		nanosleep(&nap, NULL);
 	}
 	for (i = 0; i < n; i++) {
 		int killed = !done[i];

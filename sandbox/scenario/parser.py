@@ -46,8 +46,10 @@ _RTC_LIMIT_WHY = (
 # --------------------------------------------------------------------------
 # The top level.
 
-DEFAULT_WARP = False
-"""A scenario runs with time warp only when it says `warp = true`."""
+_WARP_WITH_DISK_WHY = (
+    "while QEMU serves a disk request the guest is idle, so under time warp its clock "
+    "jumps ahead meanwhile (the hung-task detector fires); a scenario with a disk image runs "
+    "without warp")
 
 TOP_KEYS = frozenset({"title", "description", "machines", "rtc", "timeout", "disk", "step",
                       "kernel", "kernel-args", "expect-kernel", "warp"})
@@ -88,9 +90,16 @@ def _expect_kernel(raw: object, where: Where) -> tuple[str, ...]:
     return () if raw == [] else names(raw, where, KERNEL_FINDINGS, "kernel finding")
 
 
-def _warp(raw: object, where: Where) -> bool:
+def _warp(raw: object, disks: tuple[Disk, ...], where: Where) -> bool:
+    """Time warp is on unless the scenario says `warp = false`, or attaches a
+    disk image (docs/time-warp.md says which scenarios cannot use it)."""
+    with_image = any(disk.has_image for disk in disks)
+    if raw is None:
+        return not with_image
     if not isinstance(raw, bool):
         where.fail(f"expected true or false, got {type_name(raw)}")
+    if raw and with_image:
+        where.fail(_WARP_WITH_DISK_WHY)
     return raw
 
 
@@ -151,7 +160,7 @@ def _scenario(document: dict[str, object], file: str, variant: str, catalogue: C
     expect_kernel = _expect_kernel(document.get("expect-kernel", []), where.at("expect-kernel"))
     context = StepContext(catalogue, chosen, userlands or NO_USERLANDS)
     steps = parse_steps(require(document, "step", where), where.at("step"), context)
-    warp = _warp(document.get("warp", DEFAULT_WARP), where.at("warp"))
+    warp = _warp(document.get("warp"), disks, where.at("warp"))
     if not warp:  # under time warp a wait takes guest time, not the timeout's wall time
         guards.waits(((s.index, s.seconds) for s in steps if isinstance(s, WaitStep)), timeout, where.at("step"))
     name = scenario_name(file)
