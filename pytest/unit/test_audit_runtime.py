@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.app.cli import main, parse_moments
-from sandbox.audit import runtime_lines
+from sandbox.audit import runtime, runtime_lines
 from sandbox.audit.commands import Command, load_commands, parse_override
 from sandbox.audit.inputs import Candidate
 from sandbox.audit.record import BinaryAudit, Origin
@@ -329,3 +329,36 @@ def test_a_config_lacking_what_a_boot_needs_is_named_before_boot(tmp_path: Path)
     own = own_kernel(tmp_path / "bzImage", tmp_path / "config")
     assert (own.machine, own.series) == ("i386", True)
     assert own.artifact().boot_image == tmp_path / "bzImage"
+
+
+def test_a_machine_that_cannot_run_is_one_line_and_the_others_go_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """armhf's userland cannot be made (a package apt cannot install with
+    it): one line naming the machine, its files not-exercised with the
+    reason; the i386 file still gets its runtime verdict."""
+    source = tmp_path / "t.c"
+    source.write_text("#include <time.h>\nint main(void) { return (int)time(0) & 1; }\n")
+    built = {}
+    for machine, cc in (("i386", ["gcc", "-m32"]), ("armhf", ["arm-linux-gnueabihf-gcc"])):
+        if shutil.which(cc[0]) is None:
+            pytest.skip(f"{cc[0]} not installed")
+        built[machine] = tmp_path / machine
+        subprocess.run([*cc, "-O2", "-o", str(built[machine]), str(source)], check=True)
+    monkeypatch.setenv("Y2038_RESULTS", str(tmp_path / "results"))
+
+    def fake_run(machine_name: str, items: list, options: object, evidence: Path, commands: object = None):
+        if machine_name == "armhf":
+            raise SandboxError("userland debian12-armhf: apt-get install -s: E: Unable to correct problems")
+        for item in items:
+            item.audit.runtime = runtime_record(item.audit, "tool --version",
+                                                (run("before", 0, "1"), run("after", 0, "1")), 30)
+        return runtime.MachineRun(12.0, "series kernel k")
+    monkeypatch.setattr(runtime, "run_items", fake_run)
+    result = runtime.audit_runtime([str(built["armhf"]), str(built["i386"])], runtime.RuntimeOptions())
+    by_machine = {a.machine: a.runtime for a in result.audits}
+    assert by_machine["i386"]["verdict"] == NOT_EXERCISED  # time32 name, no time32 call reached
+    assert by_machine["armhf"]["verdict"] == NOT_EXERCISED
+    assert str(by_machine["armhf"]["reason"]).startswith("not run: userland debian12-armhf: apt-get")
+    assert [r.line() for r in result.rejected] == [
+        "armhf: userland debian12-armhf: apt-get install -s: E: Unable to correct problems"]
+    assert result.programs == 1 and result.kernels == ["i386: series kernel k"]

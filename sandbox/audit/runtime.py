@@ -33,6 +33,7 @@ from sandbox.audit.runtime_verdict import RUNTIME_VERDICTS, NOT_EXERCISED, Runs,
 from sandbox.audit.shim import build_shim
 from sandbox.audit.static import StaticAudit, audit_pairs
 from sandbox.audit.symbols import load_symbols
+from sandbox.base.errors import SandboxError
 from sandbox.base.machines import machine as machine_named
 from sandbox.base.paths import new_results_dir
 from sandbox.base.progress import say
@@ -243,11 +244,13 @@ def audit_runtime(inputs: list[str], options: RuntimeOptions) -> RuntimeAudit:
                 done = run_items(machine_name, mine, options, results / machine_name)
                 result.seconds += done.seconds
                 result.kernels.append(f"{machine_name}: {done.kernel}")
-            except GuestFailed as err:
+            except SandboxError as err:  # the guest failed, or what it needed could not be made
+                what = "guest failed" if isinstance(err, GuestFailed) else "not run"
                 result.rejected.append(Rejected(machine_name, str(err)))
                 for item in mine:
-                    item.audit.runtime = {"verdict": NOT_EXERCISED, "reason": f"guest failed: {err}",
+                    item.audit.runtime = {"verdict": NOT_EXERCISED, "reason": f"{what}: {err}",
                                           "command": "", "runs": [], "truncations": None}
+                continue
             result.programs += sum(i.run for i in mine)
     say(f"evidence: {results}")
     return result
