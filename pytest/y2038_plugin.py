@@ -3,11 +3,18 @@
 Collection validates the file (a bad one is a one-line collection error
 naming the file and the key); running boots the machine through
 sandbox.app.jobs. Every session keeps its evidence (console and kernel logs,
-observations, JUnit XML) in one results folder.
+observations, JUnit XML) in one results folder. A session with scenarios
+prints a line per scenario done, of the total, with the time left (under
+pytest-xdist too: the controller counts the reports). Workers on other hosts
+(`--tx ssh=...`, docs/across-hosts.md) keep their evidence there; the
+summary names each one's results folder.
 """
 from __future__ import annotations
 
 import os
+import socket
+import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -16,6 +23,7 @@ import pytest
 from sandbox.kunit import cases as kunit
 from sandbox.kunit import ktap
 from sandbox.base import paths
+from sandbox.base.meter import line as progress_line
 from sandbox.report import text as report
 from sandbox.scenario import suite
 from sandbox.app.facts import write_session
@@ -33,6 +41,39 @@ RESULTS_KEY = pytest.StashKey[Path]()
 KTAP_KEY = pytest.StashKey[dict[str, "ktap.Document | None"]]()
 TARGETS_KEY = pytest.StashKey[dict[tuple[str, str], Target]]()
 REPORT_KEY = pytest.StashKey[str]()
+REMOTE_KEY = pytest.StashKey[list[str]]()
+
+
+def is_scenario(nodeid: str) -> bool:
+    """A scenario file's test (`scenarios/clock/rollover.toml::x86_64`)."""
+    return ".toml::" in nodeid
+
+
+@dataclass
+class ScenarioCount:
+    """Scenarios done of the collected total, as the session (or the xdist
+    controller) sees their reports."""
+    start: float
+    total: int = 0
+    done: int = 0
+    seen: set[str] = field(default_factory=set)
+
+    def collected(self, nodeids: list[str]) -> None:
+        """Once (xdist: every worker collects the same ids)."""
+        if not self.total:
+            self.total = sum(map(is_scenario, nodeids))
+
+    def finished(self, nodeid: str, when: str, outcome: str, now: float) -> str | None:
+        """The line for a scenario whose run just ended (its call, or a setup
+        that failed or skipped), else None."""
+        if not is_scenario(nodeid) or nodeid in self.seen:
+            return None
+        if when != "call" and not (when == "setup" and outcome != "passed"):
+            return None
+        self.seen.add(nodeid)
+        self.done += 1
+        return progress_line(f"scenario {outcome} {nodeid}", self.done, self.total or None,
+                             now - self.start, unit="scenarios")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,6 +93,46 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[KTAP_KEY] = {}
     if not config.option.xmlpath:
         config.option.xmlpath = str(results / "junit.xml")
+    config.stash[REMOTE_KEY] = []
+    if hasattr(config, "workeroutput"):  # an xdist worker: where its evidence is, for the controller
+        config.workeroutput["y2038_results"] = str(results)
+        config.workeroutput["y2038_host"] = socket.gethostname()
+    else:  # where the reports arrive: the session itself, or the xdist controller
+        config.pluginmanager.register(ScenarioProgress(config), "y2038-scenario-progress")
+
+
+class ScenarioProgress:
+    """Prints ScenarioCount's line as each scenario's report arrives."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.count = ScenarioCount(time.monotonic())
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.count.collected([item.nodeid for item in session.items])
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self.count.collected(ids)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        text = self.count.finished(report.nodeid, report.when, report.outcome, time.monotonic())
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if text is None or reporter is None:
+            return
+        if reporter._tw.width_of_current_line:  # after -q's dots, which ensure_newline() leaves
+            reporter._tw.line()
+        reporter.write_line(text)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """A worker on another host (`--tx ssh=...`) kept its evidence there: say where."""
+    output = getattr(node, "workeroutput", None) or {}
+    if getattr(node.gateway.spec, "ssh", None) and "y2038_results" in output:
+        node.config.stash[REMOTE_KEY].append(
+            f"{node.gateway.id} on ssh={node.gateway.spec.ssh} (host {output.get('y2038_host')}): "
+            f"its results are there, in {output['y2038_results']}")
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -68,6 +149,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    for text in config.stash.get(REMOTE_KEY, []):
+        terminalreporter.write_line(text)
     if REPORT_KEY in config.stash:
         terminalreporter.write_line(config.stash[REPORT_KEY])
 
