@@ -26,7 +26,8 @@ from sandbox.audit.runtime_plan import (CLOCK, COLLECT, DEFAULT_MOMENTS, RUN, SE
                                         run_shell)
 from sandbox.audit.runtime_verdict import (BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE, Runs, RunFacts,
                                            runtime_verdict)
-from sandbox.audit.own_kernel import check_config, own_kernel
+from sandbox.build.kconfig import parse_config
+from sandbox.build.own_kernel import check_config, own_kernel
 from sandbox.audit.shim import SOURCE, shim_command
 from sandbox.audit.static import StaticAudit
 from sandbox.audit.symbols import load_symbols
@@ -362,3 +363,25 @@ def test_a_machine_that_cannot_run_is_one_line_and_the_others_go_on(
     assert [r.line() for r in result.rejected] == [
         "armhf: userland debian12-armhf: apt-get install -s: E: Unable to correct problems"]
     assert result.programs == 1 and result.kernels == ["i386: series kernel k"]
+
+
+def test_scenarios_a_kernel_cannot_serve_are_named_with_their_reason() -> None:
+    """The suite's own files against configs made of our fragments: without
+    the series, without disks, and the strict and pristine variants' files."""
+    from sandbox.scenario import suite
+    from sandbox.scenario.needs import skip_reason
+    by_name = {s.name: s for s in suite.load_all(suite.scenario_files())}
+    plain = {r.option: r.value for r in parse_config(fragments_config("armhf"))}
+    series = {r.option: r.value for r in parse_config(fragments_config("armhf", "series.config", "disks.config"))}
+    assert skip_reason(by_name["kernel/time32-log"], plain, False).startswith(
+        "needs the series (kernel-series/): sysctl kernel.time32_syscalls")
+    assert skip_reason(by_name["kernel/time32-log"], series, True) is None
+    assert skip_reason(by_name["kernel/rtc-past-2038-pristine"], plain, False) == \
+        "written for the pristine kernel variant"
+    ext4 = next(s for name, s in by_name.items() if name.startswith("filetimes/filesystems[ext4"))
+    assert skip_reason(ext4, plain, False) == \
+        "the kernel's config lacks CONFIG_BLOCK, CONFIG_VIRTIO_BLK, CONFIG_EXT4_FS"
+    assert skip_reason(ext4, series, True) is None
+    assert skip_reason(by_name["ipc/after-rollover"], plain, False) is None
+    assert skip_reason(by_name["ipc/after-rollover"], {**plain, "CONFIG_SYSVIPC": "n"}, False) == \
+        "the kernel's config lacks CONFIG_SYSVIPC"

@@ -36,7 +36,10 @@ from sandbox.build.initramfs import build_initramfs
 from sandbox.build.kernel import KernelRequest, build_kernel
 from sandbox.base.machines import MACHINES, machine
 from sandbox.base.progress import say
-from sandbox.guest.target import Target, prepare_target
+from sandbox.build.own_kernel import OwnKernel, own_kernel
+from sandbox.guest.target import Target, prepare_target, target_with
+from sandbox.scenario.model import Scenario
+from sandbox.scenario.needs import skip_reason
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
 
 DEMO_SCENARIOS = (  # one per subject: the whole matrix, before and after the rollover
@@ -93,13 +96,21 @@ def cmd_initramfs(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
-def run_files(files: list[Path], machine_name: str, label: str, warp: bool | None = None) -> int:
+def run_files(files: list[Path], machine_name: str, label: str, warp: bool | None = None,
+              own: OwnKernel | None = None) -> int:
     """Validate every file first, then boot once per scenario; print the matrix.
-    warp: time warp for every scenario (--warp on|off), or each file's own choice."""
+    warp: time warp for every scenario (--warp on|off), or each file's own choice.
+    own: the user's kernel, booted for every scenario it can serve; the others
+    are skipped with their reason before anything boots (sandbox/scenario/needs.py)."""
     scenarios = suite.load_all(files)  # bad input stops before any boot
     if warp is not None:
         scenarios = [replace(s, warp=warp) for s in scenarios]
     targets: dict[str, Target] = {}
+    if own is not None:
+        scenarios = own_kernel_scenarios(scenarios, own, machine_name)
+        mine = [s for s in scenarios if machine_name in s.machines]
+        own_target = target_with(machine(machine_name), own.artifact()) if mine else None
+        targets = {s.kernel: own_target for s in mine if own_target is not None}
     results = paths.new_results_dir(label)
     write_session(results)
     runs: list[JudgedRun] = []
@@ -113,7 +124,8 @@ def run_files(files: list[Path], machine_name: str, label: str, warp: bool | Non
         say(f"running {scenario.name} on {machine_name} ({target.accel.name})")
         judged = run_and_judge(target, scenario, results / scenario.slug / machine_name)
         runs.append(judged)
-        print(f"\n{scenario.title}\n  [{scenario.name}, {machine_name}, kernel {scenario.kernel}, "
+        kernel = f"own {own.image}" if own else scenario.kernel
+        print(f"\n{scenario.title}\n  [{scenario.name}, {machine_name}, kernel {kernel}, "
               f"accel {target.accel.name}{', time warp' if scenario.warp else ''}, "
               f"boot {judged.record.boot_seconds:.1f}s]")
         print(programs.side_by_side(scenario, judged.record.observations)
@@ -128,6 +140,21 @@ def run_files(files: list[Path], machine_name: str, label: str, warp: bool | Non
     print(f"\nobservations (JSON lines): {observations}\nevidence: {results}")
     write_page(results)
     return exit_code(runs)
+
+
+def own_kernel_scenarios(scenarios: list[Scenario], own: OwnKernel, machine_name: str) -> list[Scenario]:
+    """The scenarios the user's kernel can serve; each other one named with its reason."""
+    if own.machine != machine_name:
+        raise SandboxError(f"--kernel-config {own.config} is a {own.machine} kernel; give --machine {own.machine}")
+    options, kept = own.options(), []
+    say(own.describe().replace("\n  ", ": "))
+    for scenario in scenarios:
+        reason = skip_reason(scenario, options, own.series) if machine_name in scenario.machines else None
+        if reason:
+            say(f"{scenario.name}: skipped on the own kernel: {reason}")
+        else:
+            kept.append(scenario)
+    return kept
 
 
 def write_page(results: Path) -> None:
@@ -161,7 +188,14 @@ def _warp(args: argparse.Namespace) -> bool | None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     files = [Path(f) for f in args.scenarios] or suite.scenario_files()
-    return run_files(files, args.machine, "run", _warp(args))
+    return run_files(files, args.machine, "run", _warp(args), own_kernel_of(args))
+
+
+def own_kernel_of(args: argparse.Namespace) -> OwnKernel | None:
+    """--kernel IMAGE --kernel-config CONFIG, checked (sandbox/build/own_kernel.py), or None."""
+    if bool(args.kernel) != bool(args.kernel_config):
+        raise SandboxError("--kernel IMAGE and --kernel-config CONFIG go together")
+    return own_kernel(Path(args.kernel), Path(args.kernel_config)) if args.kernel else None
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -236,12 +270,8 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
     else:
         from sandbox.audit import runtime_lines  # only the runtime audit boots
         from sandbox.audit.runtime import RuntimeOptions, audit_runtime
-        from sandbox.audit.own_kernel import own_kernel
-        if bool(args.kernel) != bool(args.kernel_config):
-            raise SandboxError("rehearse: --kernel IMAGE and --kernel-config CONFIG go together")
-        own = own_kernel(Path(args.kernel), Path(args.kernel_config)) if args.kernel else None
         options = RuntimeOptions(moments=parse_moments(args.at), timeout=args.timeout,
-                                 overrides=tuple(args.command), own=own)
+                                 overrides=tuple(args.commands), own=own_kernel_of(args))
         result = audit_runtime(args.inputs, options)
         rejected, text = result.static.rejected + result.rejected, runtime_lines.report(result)
     for bad in rejected:
@@ -309,6 +339,11 @@ def parser() -> argparse.ArgumentParser:
         v.set_defaults(func=func)
         return v
 
+    def with_own_kernel(v: argparse.ArgumentParser) -> None:
+        v.add_argument("--kernel", metavar="IMAGE", help="boot your own kernel image (zImage, bzImage) instead "
+                       "of ours, for the machine its --kernel-config is for")
+        v.add_argument("--kernel-config", metavar="CONFIG", help="the .config of --kernel, checked before boot")
+
     def with_machine(v: argparse.ArgumentParser) -> argparse.ArgumentParser:
         v.add_argument("--machine", default="x86_64", choices=sorted(MACHINES))
         return v
@@ -324,6 +359,7 @@ def parser() -> argparse.ArgumentParser:
     with_machine(verb("initramfs", cmd_initramfs, "build (or reuse) the initramfs"))
     r = with_machine(verb("run", cmd_run, "run scenario files (default: all)"))
     r.add_argument("scenarios", nargs="*")
+    with_own_kernel(r)
     d = with_machine(verb("demo", cmd_demo, "build what is missing, boot, show the rollover"))
     for v in (r, d):
         v.add_argument("--warp", choices=("on", "off"),
@@ -355,7 +391,7 @@ def parser() -> argparse.ArgumentParser:
     rh.add_argument("--static", action="store_true", help="the static audit only: symbols and system-call "
                     "instructions, nothing boots")
     rh.add_argument("--json", metavar="FILE", help="also write every record as JSON to FILE")
-    rh.add_argument("--command", action="append", default=[], metavar="NAME=ARGS",
+    rh.add_argument("--command", dest="commands", action="append", default=[], metavar="NAME=ARGS",
                     help="run the file NAME with ARGS (split as a shell would) instead of its --version "
                          "or sandbox/audit/commands.toml's line (repeatable)")
     rh.add_argument("--at", action="append", default=[], metavar="LABEL=TIME",
@@ -363,9 +399,7 @@ def parser() -> argparse.ArgumentParser:
                          "2038-01-19T03:10:00Z after=2038-01-19T03:14:30Z y2106=2106-02-07T06:28:20Z)")
     rh.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                     help="stop a run after this long (guest seconds; default 30)")
-    rh.add_argument("--kernel", metavar="IMAGE", help="boot your own kernel image (zImage, bzImage) instead of "
-                    "the series kernel, for the machine its --kernel-config is for")
-    rh.add_argument("--kernel-config", metavar="CONFIG", help="the .config of --kernel, checked before boot")
+    with_own_kernel(rh)
     rh.add_argument("inputs", nargs="+", metavar="INPUT",
                     help="an ELF file, a directory tree, a .deb, <userland>:<package> or <userland>:")
     mu = verb("mutants", cmd_mutants, "build each regression mutant kernel and run the scenarios "

@@ -24,7 +24,7 @@ from pathlib import Path
 from sandbox.audit.commands import Commands, load_commands
 from sandbox.audit.inputs import USERLAND_INPUT, Candidate, expand
 from sandbox.audit.record import BinaryAudit, Rejected
-from sandbox.audit.own_kernel import OwnKernel
+from sandbox.build.own_kernel import OwnKernel
 from sandbox.audit.runtime_boot import BootPlan, GuestFailed, Ran, boot_and_run
 from sandbox.audit.runtime_facts import refusals, time32_calls
 from sandbox.audit.runtime_plan import (COLLECT, DEFAULT_MOMENTS, FILES_GUEST_DIR, RUN, SHIM_GUEST_PATH, Moment,

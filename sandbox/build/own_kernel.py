@@ -1,6 +1,6 @@
-"""The user's own kernel for the runtime audit (issue 11, item 6, for
-`just rehearse` only): a ready image and its .config, checked before
-anything boots.
+"""The user's own kernel (issue 11, item 6): a ready image and its
+.config, checked before anything boots, for `just rehearse --kernel` and
+`just run --kernel`.
 
     own_kernel(image, config) -> OwnKernel    the machine it is for (from its
                                               .config), whether it carries the
@@ -44,6 +44,10 @@ class OwnKernel:
     machine: str
     series: bool  # has the series' time32 log (else time32 calls are not seen)
     time32_calls: bool  # COMPAT_32BIT_TIME: the old calls exist at all
+
+    def options(self) -> dict[str, str]:
+        """The .config as {option: value}."""
+        return {r.option: r.value for r in parse_config(self.config.read_text(errors="replace"))}
 
     def artifact(self) -> KernelArtifact:
         key = hashlib.sha256(self.image.read_bytes()).hexdigest()[:16]
