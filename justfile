@@ -49,6 +49,13 @@ test *args: deps build-all
 unit *args:
     exec {{pytest}} -n auto pytest/unit "$@"
 
+# The suite (or the pytest arguments given) on other hosts, through pytest-xdist's
+# SSH gateways: `just across --host [N*]HOST... [--dir D] [--ssh-config F] [args]`
+# copies the repository to each host and runs there (docs/across-hosts.md).
+[positional-arguments]
+across *args:
+    exec env PYTHONPATH={{quote(justfile_directory())}} {{python}} -m sandbox.app.across "$@"
+
 # Run scenario files (all by default) and print the matrix.
 [positional-arguments]
 run *files:
