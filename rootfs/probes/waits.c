@@ -157,17 +157,21 @@ void waits_setup_failed(const char *probe, const char *call, const char *what, i
 	probe_end();
 }
 
-/* How long the parent sleeps between looks at its children: 20 ms, or a
- * two-hundredth of a long delay, so that a day-long wait under time warp
- * wakes the idle guest a few hundred times rather than four million; never
- * past the moment it gives up, so a child that is done by then is seen. */
-static struct timespec waits_nap(double delay, double left)
+/* How long the parent sleeps between looks at its children. Before the
+ * target: a two-hundredth of the delay (at least 20 ms), so that a day-long
+ * wait under time warp wakes the idle guest a few hundred times rather than
+ * four million, but never past 50 ms after the target, when the children
+ * are due: the parent sees them then, in every run alike. After it: 20 ms,
+ * never past the moment the parent gives up. */
+static struct timespec waits_nap(double delay, double to_target, double to_give_up)
 {
-	double nap = delay / 200 > 0.02 ? delay / 200 : 0.02;
+	double nap = to_target > 0 && delay / 200 > 0.02 ? delay / 200 : 0.02;
 	struct timespec ts;
 
-	if (nap > left)
-		nap = left > 0 ? left : 0;
+	if (to_target + 0.05 > 0 && nap > to_target + 0.05)
+		nap = to_target + 0.05;
+	if (nap > to_give_up)
+		nap = to_give_up > 0 ? to_give_up : 0;
 	ts.tv_sec = (time_t)nap;
 	ts.tv_nsec = (long)((nap - (double)ts.tv_sec) * 1e9);
 	return ts;
@@ -181,7 +185,7 @@ int waits_run(const struct probe *p, const struct probe_call *const *calls, size
 	const char *probe = p->name;
 	pid_t pids[WAITS_MAX_CALLS];
 	int fds[WAITS_MAX_CALLS], status[WAITS_MAX_CALLS], done[WAITS_MAX_CALLS];
-	double give_up = waits_monotonic() + t->delay + WAITS_GRACE;
+	double due = waits_monotonic() + t->delay, give_up = due + WAITS_GRACE;
 	size_t i, left = n;
 	char buf[4096];
 	ssize_t got;
@@ -216,7 +220,7 @@ int waits_run(const struct probe *p, const struct probe_call *const *calls, size
 	}
 	for (;;) {
 		double now = waits_monotonic();
-		struct timespec nap = waits_nap(t->delay, give_up - now);
+		struct timespec nap = waits_nap(t->delay, due - now, give_up - now);
 
 		for (i = 0; i < n; i++)
 			if (!done[i] && waitpid(pids[i], &status[i], WNOHANG) == pids[i]) {

@@ -181,6 +181,7 @@ class Scenario:
     expect_kernel: tuple[str, ...] = ()  # kernel findings the run must show (KERNEL_FINDINGS)
     variant: str = ""  # the [[variant]] row of a family file; "" for a plain file
     warp: bool = False  # time warp: guest time jumps ahead while the guest idles (docs/time-warp.md)
+    varying: tuple[str, ...] = ()  # fields two runs may observe differently (sandbox/judge/repeat.py)
 
     @property
     def slug(self) -> str:

@@ -52,7 +52,7 @@ _WARP_WITH_DISK_WHY = (
     "without warp")
 
 TOP_KEYS = frozenset({"title", "description", "machines", "rtc", "timeout", "disk", "step",
-                      "kernel", "kernel-args", "expect-kernel", "warp"})
+                      "kernel", "kernel-args", "expect-kernel", "warp", "varying"})
 """The keys of one scenario; a family's [values], [flavour-groups] and
 [[variant]] are expanded before (sandbox/scenario/family.py)."""
 _KERNEL_ARG_RE = re.compile(r"[A-Za-z0-9_.-]+(=[^\s\"']*)?")
@@ -101,6 +101,13 @@ def _warp(raw: object, disks: tuple[Disk, ...], where: Where) -> bool:
     if raw and with_image:
         where.fail(_WARP_WITH_DISK_WHY)
     return raw
+
+
+def _varying(raw: object, catalogue: Catalogue, where: Where) -> tuple[str, ...]:
+    """varying = ["elapsed", ...]: fields a probe prints (rootfs/manifest.toml)."""
+    known = sorted({name for probe in catalogue.probes + catalogue.tool_info
+                    for call in probe.call_info.values() for name in call.fields})
+    return () if raw == [] else names(raw, where, tuple(known), "field")
 
 
 def _rtc(raw: object, where: Where) -> int:
@@ -161,6 +168,7 @@ def _scenario(document: dict[str, object], file: str, variant: str, catalogue: C
     context = StepContext(catalogue, chosen, userlands or NO_USERLANDS)
     steps = parse_steps(require(document, "step", where), where.at("step"), context)
     warp = _warp(document.get("warp"), disks, where.at("warp"))
+    varying = _varying(document.get("varying", []), catalogue, where.at("varying"))
     if not warp:  # under time warp a wait takes guest time, not the timeout's wall time
         guards.waits(((s.index, s.seconds) for s in steps if isinstance(s, WaitStep)), timeout, where.at("step"))
     name = scenario_name(file)
@@ -179,6 +187,7 @@ def _scenario(document: dict[str, object], file: str, variant: str, catalogue: C
         expect_kernel=expect_kernel,
         variant=variant,
         warp=warp,
+        varying=varying,
     )
 
 
