@@ -150,30 +150,33 @@ def _cell_text(cell: Cell | None) -> str:
 
 
 def markdown(runs: Sequence[Run]) -> str:
-    """Per machine, a row per probe call and a column per userland and
-    flavour: what libfaketime made of the call against the real clock."""
-    sections = []
-    for machine in dict.fromkeys(r.machine for r in runs):
-        cells: dict[tuple[str, str], dict[str, Cell]] = {}
-        fakes: dict[str, str] = {}
-        for run in (r for r in runs if r.machine == machine):
-            for pair in pairs(run.scenario):
-                fakes[str(pair.faked.userland)] = pair.faked.faketime.value if pair.faked.faketime else ""
-                for cell in compare(pair, run.observations):
-                    column = f"{pair.faked.userland} {cell.flavour}{' static' if pair.faked.static else ''}"
-                    cells.setdefault((cell.probe, cell.call), {})[column] = cell
-        columns = list(dict.fromkeys(c for row in cells.values() for c in row))
-        lines = [f"#### {machine}", "",
-                 "FAKETIME=" + ", ".join(f"`{v}`" for v in dict.fromkeys(fakes.values())) + "; packages: "
-                 + ", ".join(f"`{u}` {p}" for run in runs if run.machine == machine for u, p in run.packages.items()),
-                 "", "| call | " + " | ".join(f"`{c}`" for c in columns) + " |", "|---|" + "---|" * len(columns)]
-        for (probe, call), row in cells.items():
-            lines.append(f"| {probe}.{call} | " + " | ".join(_cell_text(row.get(c)) for c in columns) + " |")
-        counts = {v: sum(1 for row in cells.values() for c in row.values() if c.verdict == v) for v in VERDICTS}
-        lines += ["", "Cells: " + ", ".join(f"{v} {n}" for v, n in counts.items()) + "."]
-        sections.append("\n".join(lines))
+    """Per machine and userland, a row per probe call and a column per
+    flavour (and its static build): what libfaketime made of the call
+    against the real clock."""
+    grouped: dict[tuple[str, str], dict[tuple[str, str], dict[str, Cell]]] = {}
+    about: dict[tuple[str, str], str] = {}
+    for run in runs:
+        for pair in pairs(run.scenario):
+            key = (run.machine, str(pair.faked.userland))
+            faketime = pair.faked.faketime.value if pair.faked.faketime else ""
+            about[key] = f"FAKETIME=`{faketime}`; {run.packages.get(key[1], '')}"
+            for cell in compare(pair, run.observations):
+                column = f"{cell.flavour}{' static' if pair.faked.static else ''}"
+                grouped.setdefault(key, {}).setdefault((cell.probe, cell.call), {})[column] = cell
+    sections = [_section(machine, userland, about[(machine, userland)], rows)
+                for (machine, userland), rows in grouped.items()]
     legend = "\n".join(f"- **{v}**: {text}" for v, text in VERDICTS.items())
     return legend + "\n\n" + "\n\n".join(sections) + "\n"
+
+
+def _section(machine: str, userland: str, about: str, rows: dict[tuple[str, str], dict[str, Cell]]) -> str:
+    columns = list(dict.fromkeys(c for row in rows.values() for c in row))
+    lines = [f"#### {machine}: {userland}", "", about, "",
+             "| call | " + " | ".join(f"`{c}`" for c in columns) + " |", "|---|" + "---|" * len(columns)]
+    for (probe, call), row in rows.items():
+        lines.append(f"| {probe}.{call} | " + " | ".join(_cell_text(row.get(c)) for c in columns) + " |")
+    counts = {v: sum(1 for row in rows.values() for c in row.values() if c.verdict == v) for v in VERDICTS}
+    return "\n".join(lines + ["", "Cells: " + ", ".join(f"{v} {n}" for v, n in counts.items()) + "."])
 
 
 BEGIN, END = "<!-- faketime-table: begin (sandbox faketime-doc) -->", "<!-- faketime-table: end -->"
