@@ -395,7 +395,8 @@ def parser() -> argparse.ArgumentParser:
                     help="run the file NAME with ARGS (split as a shell would) instead of its --version "
                          "or sandbox/audit/commands.toml's line (repeatable)")
     rh.add_argument("--at", action="append", default=[], metavar="LABEL=TIME",
-                    help="run at these times, each set with settimeofday, the RTC at the first (repeatable; default before="
+                    help="run at these times, each set with settimeofday, the RTC at the first "
+                         "(repeatable; default before="
                          "2038-01-19T03:10:00Z after=2038-01-19T03:14:30Z y2106=2106-02-07T06:28:20Z)")
     rh.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                     help="stop a run after this long (guest seconds; default 30)")

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.audit.commands import load_commands
-from sandbox.audit.corpus import BROKE_AFTER, Agreement, PROGRAM_FILES, PROGRAMS, cached_userland, flavour_of, program_files
+from sandbox.audit.corpus import (BROKE_AFTER, PROGRAM_FILES, PROGRAMS, Agreement, cached_userland, flavour_of,
+                                  program_files)
 from sandbox.audit.inputs import Candidate, walk
 from sandbox.audit.record import Origin
 from sandbox.audit.runtime import Item, RuntimeOptions, item_of, run_items

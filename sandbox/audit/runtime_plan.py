@@ -76,8 +76,8 @@ def run_shell(subject: Subject, moment: int, timeout: float) -> str:
     else:
         argv = [subject.path, *subject.command.args]
     return (f"cd / && env -i PATH={GUEST_PATH} HOME=/root TZ=UTC0 LC_ALL=C{preload} "
-            f"timeout -s KILL {timeout:g} chroot {shlex.quote(subject.root)}{'' if subject.own_root else ' /usr/bin/env'} "
-            f"{shlex.join(argv)}"
+            f"timeout -s KILL {timeout:g} chroot {shlex.quote(subject.root)}"
+            f"{'' if subject.own_root else ' /usr/bin/env'} {shlex.join(argv)}"
             " </dev/null")
 
 
