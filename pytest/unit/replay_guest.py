@@ -36,6 +36,7 @@ class ReplayGuest:
     console: str
     ending: str = "died"  # or "hung"
     boot_seconds: float = 0.25
+    boot_phases: dict[str, float] = field(default_factory=lambda: {"qemu": 0.05, "kernel": 0.1})
     commands: list[str] = field(default_factory=list)
     stopped: bool = False
 

@@ -118,3 +118,11 @@ def test_kconfig_reports_requests_that_did_not_hold(tmp_path: Path) -> None:
 def test_kconfig_all_held() -> None:
     requests = kconfig.parse_config("CONFIG_A=y\n# CONFIG_B is not set\n", "f")
     assert kconfig.mismatches(requests, "CONFIG_A=y\n") == []
+
+
+def test_boot_phases_run_from_qemu_start_through_each_console_mark_to_the_agent() -> None:
+    from sandbox.guest.qemu import boot_phases
+    marks = {"kernel": 10.2, "init": 10.9, "agent": 11.0}
+    assert boot_phases(10.0, marks, 11.3) == pytest.approx({"qemu": 0.2, "kernel": 0.7, "init": 0.1, "agent": 0.3})
+    # a boot that died in the kernel: the phases seen through, no more
+    assert boot_phases(10.0, {"kernel": 10.2}, 0.0) == pytest.approx({"qemu": 0.2})

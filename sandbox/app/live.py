@@ -21,6 +21,7 @@ import sys
 import time
 from pathlib import Path
 from types import TracebackType
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 from sandbox.app.facts import write_session
@@ -147,6 +148,10 @@ class LiveGuest:
     @property
     def boot_seconds(self) -> float:
         return float(self.inner.boot_seconds)
+
+    @property
+    def boot_phases(self) -> Mapping[str, float]:
+        return dict(self.inner.boot_phases)
 
     def wait_ready(self, deadline: Deadline) -> str:
         release = self.inner.wait_ready(deadline)

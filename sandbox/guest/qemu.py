@@ -117,11 +117,32 @@ class GuestHung(Exception):
     """The deadline passed with no answer from the agent."""
 
 
+BOOT_MARKS = (("kernel", ""), ("init", "Run /init as init process"), ("agent", "Y2038-INIT: up"))
+"""(phase, console text that ends the phase before it): the first console
+line ends QEMU's start-up, the kernel's "Run /init" ends its boot, /init's
+line ends init; the agent's READY (on its own channel) ends the last."""
+BOOT_PHASES = ("qemu", "kernel", "init", "agent")
+
+
+def boot_phases(started: float, marks: dict[str, float], ready: float) -> dict[str, float]:
+    """Wall seconds of each boot phase that was seen through, from the
+    monotonic times of QEMU's start, the console marks and the agent's READY."""
+    ends = [marks.get(phase) for phase, _ in BOOT_MARKS] + [ready or None]
+    phases, last = {}, started
+    for name, end in zip(BOOT_PHASES, ends):
+        if end is None:
+            break
+        phases[name], last = max(end - last, 0.0), end
+    return phases
+
+
 class ConsoleWatcher:
     """Tails the console file in a thread; calls on_fatal once, with the first
-    line of kernel output that reports a panic or an oops."""
+    line of kernel output that reports a panic or an oops, and notes when it
+    first saw each of BOOT_MARKS (`marks`, monotonic seconds)."""
 
-    def __init__(self, path: Path, on_fatal: Callable[[klog.Finding], None], poll: float = 0.05) -> None:
+    def __init__(self, path: Path, on_fatal: Callable[[klog.Finding], None], poll: float = 0.01) -> None:
+        self.marks: dict[str, float] = {}
         self.path = path
         self.on_fatal = on_fatal
         self.poll = poll
@@ -134,6 +155,11 @@ class ConsoleWatcher:
 
     def stop(self) -> None:
         self._stop.set()
+
+    def _mark(self, line: str) -> None:
+        for phase, text in BOOT_MARKS:
+            if phase not in self.marks and text in line:
+                self.marks[phase] = time.monotonic()
 
     def _watch(self) -> None:
         number, pending, stream = 0, b"", None
@@ -153,6 +179,7 @@ class ConsoleWatcher:
                 for raw in lines:
                     number += 1
                     line = raw.decode("utf-8", "replace")
+                    self._mark(line)
                     kind = klog.classify_line(line)
                     if kind in klog.FATAL:
                         self.on_fatal(klog.Finding(kind, number, line.rstrip()))
@@ -222,6 +249,12 @@ class Guest:
                 proc.kill()
                 proc.wait()
         return proc.returncode
+
+    @property
+    def boot_phases(self) -> dict[str, float]:
+        """BOOT_PHASES in wall seconds, as far as the boot got."""
+        marks = dict(self._watcher.marks) if self._watcher else {}
+        return boot_phases(self._started, marks, self._started + self.boot_seconds if self.boot_seconds else 0.0)
 
     @property
     def pid(self) -> int:

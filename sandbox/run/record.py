@@ -7,7 +7,8 @@ write_evidence, which writes observations.jsonl and run.json.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox.guest.klog import Finding
@@ -41,6 +42,7 @@ class CommandRecord:
     exit_code: int
     stdout: str
     stderr: str
+    seconds: float = 0.0  # wall time from sending the command to its reply
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,7 @@ class RunRecord:
     evidence: Path
     userlands: tuple[dict[str, object], ...] = ()  # the Debian userlands booted, with package versions
     warp: bool = False  # booted with time warp (QEMU -icount, sleep=off)
+    boot_phases: Mapping[str, float] = field(default_factory=dict)  # guest.qemu BOOT_PHASES: seconds each
 
     @property
     def completed(self) -> bool:
@@ -79,8 +82,10 @@ def write_evidence(record: RunRecord) -> None:
         "scenario": record.scenario, "machine": record.machine, "accel": record.accel, "warp": record.warp,
         "outcome": record.outcome, "detail": record.detail, "release": record.release,
         "boot_seconds": round(record.boot_seconds, 2),
+        "boot_phases": {name: round(seconds, 3) for name, seconds in record.boot_phases.items()},
         "commands": [{"step": c.command.step, "phase": c.command.phase, "shell": c.command.shell,
-                      "exit_code": c.exit_code, "stdout": c.stdout, "stderr": c.stderr}
+                      "exit_code": c.exit_code, "seconds": round(c.seconds, 3),
+                      "stdout": c.stdout, "stderr": c.stderr}
                      for c in record.commands],
         "findings": [str(f) for f in record.findings],
         "userlands": list(record.userlands),

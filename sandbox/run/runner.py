@@ -8,10 +8,11 @@ command, stop), started by a StartGuest function: QEMU in real runs
 from __future__ import annotations
 
 import signal
+import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -34,6 +35,7 @@ class GuestPort(Protocol):
     """The guest as the runner sees it."""
 
     boot_seconds: float
+    boot_phases: Mapping[str, float]  # guest.qemu BOOT_PHASES: wall seconds each, as far as seen
 
     def wait_ready(self, deadline: Deadline) -> str: ...
 
@@ -108,6 +110,7 @@ class _Progress:
 
     release: str = ""
     boot_seconds: float = 0.0
+    boot_phases: Mapping[str, float] = field(default_factory=dict)
     step_error: str = ""
     dmesg: str | None = None
 
@@ -120,10 +123,12 @@ def _drive(guest: GuestPort, commands: list[GuestCommand], scenario: str, machin
            deadline: Deadline, progress: _Progress) -> None:
     progress.release = guest.wait_ready(deadline.within(BOOT_SECONDS))
     progress.boot_seconds = guest.boot_seconds
+    progress.boot_phases = guest.boot_phases
     for command in commands:
+        sent = time.monotonic()
         reply = guest.run(command.shell, deadline)
         record = CommandRecord(command, reply.exit_code, reply.text,
-                               reply.stderr.decode("utf-8", "replace"))
+                               reply.stderr.decode("utf-8", "replace"), time.monotonic() - sent)
         progress.records.append(record)
         if command.must_succeed and reply.exit_code != 0:  # its output is the error, not observations
             progress.step_error = _step_error(command, record)
@@ -189,7 +194,7 @@ def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
                        else classify(failure, findings, progress.step_error))
     record = RunRecord(scenario.name, boot.machine.name, boot.accel, outcome, detail, progress.release,
                        progress.boot_seconds, tuple(progress.observations), tuple(progress.records),
-                       findings, evidence, boot.userlands, scenario.warp)
+                       findings, evidence, boot.userlands, scenario.warp, progress.boot_phases)
     write_evidence(record)
     if aborted is not None:
         if on_abort is not None:
