@@ -110,6 +110,19 @@ def test_a_call_is_same_not_faked_or_wrong_against_the_real_clock() -> None:
     assert compare(pairs(SCENARIO)[1], OBSERVATIONS) == []  # shmget reads no time: no row
 
 
+def test_the_kernels_present_wrapped_to_32_bits_is_not_faked_either() -> None:
+    """Faked 2106 while the kernel is in 2038: a raw 32-bit read shows the
+    kernel's 2038 wrapped to 1901, which is the kernel's clock, not a fake."""
+    clock = pairs(SCENARIO)[0]
+    kernel_2038 = parse_time("2038-01-19T03:15:00Z")
+    wrapped = (obs("faked-clock", "clock", "time32-syscall", "time", seconds=kernel_2038 - 2**32),
+               obs("real-clock", "clock", "time32-syscall", "time", seconds=4))
+    (cell,) = compare(Pair(clock.faked, clock.real, kernel_2038), wrapped)
+    assert (cell.verdict, cell.faked) == (NOT_FAKED, "1901-12-13 20:46")
+    far = (obs("faked-clock", "clock", "time32-syscall", "time", seconds=kernel_2038 - 2**32 + 86_400), wrapped[1])
+    assert compare(Pair(clock.faked, clock.real, kernel_2038), far)[0].verdict == WRONG
+
+
 def test_a_wait_that_never_woke_hangs_and_one_of_another_length_is_wrong() -> None:
     mq = next(s for s in SCENARIO.probe_steps if s.phase == "faked-mq")
     real = next(s for s in SCENARIO.probe_steps if s.phase == "real-mq")
@@ -125,11 +138,11 @@ def test_a_wait_that_never_woke_hangs_and_one_of_another_length_is_wrong() -> No
 
 def test_the_table_has_a_column_per_userland_flavour_and_marks_what_differs() -> None:
     text = markdown([Run("x86_64", SCENARIO, OBSERVATIONS, {"pc32": "libfaketime 0.9.10-2.1"})])
-    assert "#### x86_64: pc32" in text
+    assert "#### x86_64: pc32, FAKETIME=`@2038-01-19 03:14:30`" in text
     assert "| call | `time32-syscall` | `time32-libc` | `time64` |" in text
     assert "| clock.time | **not faked**: 2026-12-01 00:00 (real: 1901-12-13 20:47) | " \
            "**wrong**: 1901-12-13 20:46 (real: EOVERFLOW) | same |" in text
-    assert "FAKETIME=`@2038-01-19 03:14:30`; libfaketime 0.9.10-2.1" in text
+    assert "\nlibfaketime 0.9.10-2.1\n" in text
     assert "Cells: same 1, not faked 1, hangs 0, wrong 1." in text
 
 
@@ -185,5 +198,6 @@ def test_the_doc_is_written_from_a_results_folder_of_the_repository_scenario(tmp
     faketime_doc([tmp_path / "results"], doc)
     text = doc.read_text()
     assert "| clock.time | **not faked**: 2026-12-01 00:00 (real: 2038-01-19 03:14) |" in text
-    assert "#### x86_64: debian12-amd64" in text and "; libfaketime 0.9.10-2.1, libc6 2.36-9+deb12u14" in text
+    assert "#### x86_64: debian12-amd64, FAKETIME=`@2038-01-19 03:14:30`" in text
+    assert "\nlibfaketime 0.9.10-2.1, libc6 2.36-9+deb12u14\n" in text
     assert text.endswith(f"{END}\nafter\n") and "dash" not in text

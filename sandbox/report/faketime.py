@@ -24,7 +24,8 @@ from sandbox.scenario.model import ProbeStep, Scenario
 SAME, NOT_FAKED, HANGS, WRONG = "same", "not faked", "hangs", "wrong"
 VERDICTS: dict[str, str] = {
     SAME: "what the real clock gives: the same time (within 10 min), errno or wait",
-    NOT_FAKED: "the kernel's own clock (the present) showed through: libfaketime did not reach the call",
+    NOT_FAKED: "the kernel's own clock (the present, or its 32-bit wrap) showed through: libfaketime did not "
+               "reach the call",
     HANGS: "a wait that never ended (killed 5 s after its deadline) where the real clock's ended on time",
     WRONG: "another time, errno or wait than the real clock's",
 }
@@ -107,11 +108,17 @@ def verdict(pair: Pair, faked: Observation, real: Observation | None) -> str:
         return WRONG
     seen, truth = _main_time(pair.faked, faked), _main_time(pair.real, real)
     if seen is not None and truth is not None and abs(seen - truth) > SAME_SECONDS:
-        return NOT_FAKED if abs(seen - pair.present) <= SAME_SECONDS else WRONG
+        return NOT_FAKED if _near(seen, pair.present) else WRONG
     waited, should = _number(faked.values.get("elapsed")), _number(real.values.get("elapsed"))
     if waited is not None and should is not None and abs(waited - should) > WAIT_SLACK:
         return WRONG
     return SAME
+
+
+def _near(seen: int, present: int) -> bool:
+    """seen is the kernel's present, or what 32 bits keep of it (1901 for 2038)."""
+    offset = (seen - present) % 2**32
+    return min(offset, 2**32 - offset) <= SAME_SECONDS
 
 
 def compare(pair: Pair, observations: Sequence[Observation]) -> list[Cell]:
@@ -153,25 +160,26 @@ def markdown(runs: Sequence[Run]) -> str:
     """Per machine and userland, a row per probe call and a column per
     flavour (and its static build): what libfaketime made of the call
     against the real clock."""
-    grouped: dict[tuple[str, str], dict[tuple[str, str], dict[str, Cell]]] = {}
-    about: dict[tuple[str, str], str] = {}
+    grouped: dict[tuple[str, str, str], dict[tuple[str, str], dict[str, Cell]]] = {}
+    packages: dict[tuple[str, str, str], str] = {}
     for run in runs:
         for pair in pairs(run.scenario):
-            key = (run.machine, str(pair.faked.userland))
             faketime = pair.faked.faketime.value if pair.faked.faketime else ""
-            about[key] = f"FAKETIME=`{faketime}`; {run.packages.get(key[1], '')}"
+            key = (run.machine, str(pair.faked.userland), faketime)
+            packages[key] = run.packages.get(key[1], "")
             for cell in compare(pair, run.observations):
                 column = f"{cell.flavour}{' static' if pair.faked.static else ''}"
                 grouped.setdefault(key, {}).setdefault((cell.probe, cell.call), {})[column] = cell
-    sections = [_section(machine, userland, about[(machine, userland)], rows)
-                for (machine, userland), rows in grouped.items()]
+    sections = [_section(key, packages[key], rows) for key, rows in grouped.items()]
     legend = "\n".join(f"- **{v}**: {text}" for v, text in VERDICTS.items())
     return legend + "\n\n" + "\n\n".join(sections) + "\n"
 
 
-def _section(machine: str, userland: str, about: str, rows: dict[tuple[str, str], dict[str, Cell]]) -> str:
+def _section(key: tuple[str, str, str], packages: str, rows: dict[tuple[str, str], dict[str, Cell]]) -> str:
+    """One machine, userland and FAKETIME: a row per call, a column per flavour."""
+    machine, userland, faketime = key
     columns = list(dict.fromkeys(c for row in rows.values() for c in row))
-    lines = [f"#### {machine}: {userland}", "", about, "",
+    lines = [f"#### {machine}: {userland}, FAKETIME=`{faketime}`", "", packages, "",
              "| call | " + " | ".join(f"`{c}`" for c in columns) + " |", "|---|" + "---|" * len(columns)]
     for (probe, call), row in rows.items():
         lines.append(f"| {probe}.{call} | " + " | ".join(_cell_text(row.get(c)) for c in columns) + " |")
