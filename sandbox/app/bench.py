@@ -8,13 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-import resource
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.audit.corpus import (BROKE_AFTER, Agreement, agree, agreement, cached_userland,
@@ -22,12 +17,13 @@ from sandbox.audit.corpus import (BROKE_AFTER, Agreement, agree, agreement, cach
 from sandbox.audit.runtime import RuntimeOptions
 from sandbox.audit.runtime_corpus import run_corpus
 from sandbox.audit.static import audit_static
+from sandbox.app.figures import Figure, render
+from sandbox.app.speed import speed_figures
 from sandbox.base import paths
 from sandbox.guest.deadline import Deadline
 from sandbox.build.kernel import (KernelRequest, build_kernel, ccache_counts, compile_in, debian_version, locked,
                      source_for)
 from sandbox.base.machines import MACHINES, Machine
-from sandbox.base.progress import say
 from sandbox.guest.qemu import BootRequest, Guest
 from sandbox.build.userland import build_userland, with_userlands
 from sandbox.build.dynamic_probes import build_probes
@@ -35,17 +31,7 @@ from sandbox.guest.target import Target, prepare_target
 from sandbox.scenario.catalogue import load_catalogue
 from sandbox.scenario.userlands import load_userlands
 
-BOOTS = 5
-DEMOS = 3
 RTC = "2038-01-19T03:13:50"
-
-
-@dataclass(frozen=True)
-class Figure:
-    name: str
-    value: float
-    unit: str
-    note: str = ""
 
 
 def build_figures(machine: Machine, cold: bool) -> list[Figure]:
@@ -69,22 +55,6 @@ def build_figures(machine: Machine, cold: bool) -> list[Figure]:
     return figures
 
 
-def boot_figures(target: Target) -> list[Figure]:
-    seconds = []
-    for n in range(BOOTS):
-        with tempfile.TemporaryDirectory(prefix="y2038-bench-") as tmp:
-            request = BootRequest(target.machine, target.kernel.boot_image,
-                                  target.initramfs.path, RTC, target.accel.name, Path(tmp))
-            with Guest(request) as guest:
-                guest.wait_ready(Deadline(60))
-                seconds.append(guest.boot_seconds)
-        say(f"boot {n + 1}/{BOOTS}: {seconds[-1]:.2f}s to agent ready")
-    rss_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    return [
-        Figure("boot to agent ready, median", statistics.median(seconds), "s",
-               f"{BOOTS} boots, min {min(seconds):.2f} max {max(seconds):.2f}, accel {target.accel.name}"),
-        Figure("QEMU peak resident memory", rss_mib, "MiB", "largest child process so far"),
-    ]
 
 
 def _boot_seconds(target: Target, initramfs: Path, memory_mib: int | None = None) -> float:
@@ -198,38 +168,26 @@ def runtime_audit_figures(machine: Machine) -> list[Figure]:
             Figure(f"runtime audit agreement, {machine.name}", share, "%", found.agreement.figure())]
 
 
-def demo_figures(machine: Machine) -> list[Figure]:
-    seconds = []
-    for _ in range(DEMOS):
-        start = time.monotonic()
-        subprocess.run([sys.executable, "-m", "sandbox", "demo", "--machine", machine.name],
-                       cwd=paths.REPO, check=True, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL)
-        seconds.append(time.monotonic() - start)
-    return [Figure("warm `just demo`, median", statistics.median(seconds), "s",
-                   f"{DEMOS} runs, min {min(seconds):.2f} max {max(seconds):.2f}")]
 
 
 def _cpus() -> int:
     return os.cpu_count() or 1
 
 
-def render(figures: list[Figure]) -> str:
-    width = max(len(f.name) for f in figures)
-    return "\n".join(f"{f.name.ljust(width)}  {f.value:8.2f} {f.unit:<4} {f.note}" for f in figures)
-
-
 def bench(machine: Machine, cold: bool = True, static_audit_only: bool = False,
-          runtime_audit_only: bool = False) -> Path:
-    if static_audit_only:  # no kernel, no boot
+          runtime_audit_only: bool = False, speed_only: bool = False, suite: bool = True,
+          cold_ci: bool = False) -> Path:
+    if speed_only:
+        figures = speed_figures(prepare_target(machine), suite, cold_ci)
+    elif static_audit_only:  # no kernel, no boot
         figures = static_audit_figures(machine) + agreement_figures()
     elif runtime_audit_only:  # one boot
         figures = runtime_audit_figures(machine)
     else:
         target = prepare_target(machine)
-        figures = (build_figures(machine, cold) + boot_figures(target) + userland_figures(target)
+        figures = (build_figures(machine, cold) + userland_figures(target)
                    + static_audit_figures(machine) + agreement_figures() + runtime_audit_figures(machine)
-                   + demo_figures(machine))
+                   + speed_figures(target, suite, cold_ci))
     out = paths.new_results_dir("bench") / "bench.json"
     out.write_text(json.dumps([f.__dict__ for f in figures], indent=2) + "\n")
     print(render(figures))

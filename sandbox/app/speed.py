@@ -1,0 +1,180 @@
+"""The speed figures of `just bench` (`just bench --speed` alone), each with
+its goal: boot to agent and its phases, the time warp factor of an idle
+day, the day-long scenario, an author's edit-and-rerun loop, the warm
+demo and where its time goes, the warm suite, and the cold CI run.
+
+Every figure is measured in the run that prints it; the cold CI run takes
+an hour, so it runs only when asked (--cold-ci) and says so otherwise.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from sandbox.app.figures import Figure
+from sandbox.base import paths
+from sandbox.base.progress import say
+from sandbox.guest.deadline import Deadline
+from sandbox.guest.qemu import BOOT_PHASES, BootRequest, Guest
+from sandbox.guest.target import Target
+
+BOOTS = 5
+WARP_DAYS = 3
+DEMOS = 3
+RTC = "2038-01-19T03:13:50"
+DAY = 86400
+DAY_SCENARIO = paths.SCENARIOS / "timers" / "day-across-rollover.toml"
+AUTHOR_SCENARIO = paths.SCENARIOS / "clock" / "rollover.toml"
+AUTHOR_EDIT = ('"2038-01-19T03:14:07Z"]', '"2038-01-19T03:14:07Z"] # edited by the bench')
+"""The author's loop changes one expectation's text (a comment is enough to
+make the file new to every cache) and reruns that scenario."""
+
+
+def _boot(target: Target, warp: bool) -> Guest:
+    folder = Path(tempfile.mkdtemp(prefix="y2038-bench-"))
+    return Guest(BootRequest(target.machine, target.kernel.boot_image, target.initramfs.path, RTC,
+                             target.accel.name, folder, warp=warp))
+
+
+def boot_figures(target: Target) -> list[Figure]:
+    """Boot to agent ready, with and without time warp, and the median of each phase."""
+    figures = []
+    for warp in (False, True):
+        totals, phases = [], defaultdict(list)
+        for n in range(BOOTS):
+            with _boot(target, warp) as guest:
+                guest.wait_ready(Deadline(60))
+                totals.append(guest.boot_seconds)
+                for name, seconds in guest.boot_phases.items():
+                    phases[name].append(seconds)
+            shutil.rmtree(guest.request.evidence, ignore_errors=True)
+            say(f"boot {n + 1}/{BOOTS}{' with warp' if warp else ''}: {totals[-1]:.2f}s to agent ready")
+        mode = "with time warp" if warp else "without warp"
+        figures.append(Figure(f"boot to agent ready, {mode}, median", statistics.median(totals), "s",
+                              f"{BOOTS} boots, {target.machine.name}, accel {target.accel.name}", goal=0.6))
+        figures += [Figure(f"  of which {name}", statistics.median(phases[name]), "s", _PHASE_NOTES[name])
+                    for name in BOOT_PHASES if phases[name]]
+    rss_mib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    return figures + [Figure("QEMU peak resident memory", rss_mib, "MiB", "largest child process so far")]
+
+
+_PHASE_NOTES = {"qemu": "QEMU start to the first console line", "kernel": "to the kernel's 'Run /init'",
+                "init": "/init to its 'Y2038-INIT: up'", "agent": "to the agent's READY"}
+
+
+def warp_figure(target: Target) -> Figure:
+    """An idle day in the guest (clockstep wait 86400) against the wall clock."""
+    walls = []
+    with _boot(target, warp=True) as guest:
+        guest.wait_ready(Deadline(60))
+        for _ in range(WARP_DAYS):
+            start = time.monotonic()
+            reply = guest.run(f"/tools/clockstep wait {DAY}", Deadline(600))
+            walls.append(time.monotonic() - start)
+            if reply.exit_code != 0:
+                raise RuntimeError(f"clockstep wait failed: {reply.stderr!r}")
+    shutil.rmtree(guest.request.evidence, ignore_errors=True)
+    wall = statistics.median(walls)
+    return Figure("time warp factor, an idle guest day", DAY / wall, "x",
+                  f"24 h of guest time in {wall:.2f} s wall (median of {WARP_DAYS})", goal=5000, at_least=True)
+
+
+def _sandbox(*args: str) -> float:
+    """Wall seconds of one `python -m sandbox ...` (Python's start included), which must pass."""
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-m", "sandbox", *args], cwd=paths.REPO, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.monotonic() - start
+
+
+def day_figure() -> Figure:
+    seconds = _sandbox("run", "--machine", "x86_64", str(DAY_SCENARIO))
+    return Figure("the 24-hour scenario, wall", seconds, "s",
+                  "timers/day-across-rollover on x86_64: 65 h of guest time", goal=30)
+
+
+def author_loop_figure() -> Figure:
+    text = AUTHOR_SCENARIO.read_text()
+    if AUTHOR_EDIT[0] not in text:
+        raise RuntimeError(f"{AUTHOR_SCENARIO}: no {AUTHOR_EDIT[0]} to edit")
+    with tempfile.TemporaryDirectory(prefix="bench-author-") as tmp:
+        edited = Path(tmp) / AUTHOR_SCENARIO.name
+        edited.write_text(text.replace(AUTHOR_EDIT[0], AUTHOR_EDIT[1], 1))
+        seconds = _sandbox("run", "--machine", "x86_64", str(edited))
+    return Figure("author's loop: edit one expectation, rerun", seconds, "s",
+                  f"{AUTHOR_SCENARIO.relative_to(paths.REPO)} on x86_64, `sandbox run` start to end", goal=5)
+
+
+def _command_kind(shell: str) -> str:
+    first = shell.split(maxsplit=2)[:2]
+    if first[:1] and first[0].startswith("/probes/"):
+        return "probes"
+    return {"/tools/clockstep": "waits and hwclock", "/tools/settime": "clock steps"}.get(
+        first[0] if first else "", "other guest commands")
+
+
+def demo_breakdown(folder: Path, total: float) -> list[Figure]:
+    """Where a demo's wall time went: boot phases and commands summed over
+    its runs (each run.json), the host's own work the rest."""
+    spent: dict[str, float] = defaultdict(float)
+    for run_json in sorted(folder.glob("*/*/run.json")):
+        run = json.loads(run_json.read_text())
+        for name, seconds in run.get("boot_phases", {}).items():
+            spent[f"boot: {name}"] += seconds
+        for command in run["commands"]:
+            spent[_command_kind(command["shell"])] += command.get("seconds", 0.0)
+    spent["host: Python, checks, judging, reports"] = total - sum(spent.values())
+    return [Figure(f"  demo time in {name}", seconds, "s") for name, seconds in spent.items()]
+
+
+def demo_figures(machine_name: str) -> list[Figure]:
+    seconds = [_sandbox("demo", "--machine", machine_name) for _ in range(DEMOS)]
+    median = statistics.median(seconds)
+    newest = max(paths.results_root().glob("*-demo"), key=lambda p: p.stat().st_mtime)
+    return [Figure("warm `just demo`, median", median, "s",
+                   f"{DEMOS} runs, min {min(seconds):.2f} max {max(seconds):.2f}", goal=10),
+            *demo_breakdown(newest, seconds[-1])]
+
+
+def suite_figure() -> Figure:
+    """The warm suite as `just test` runs it (every scenario file, every unit test), on every core."""
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "pytest", "-c", "pytest/pytest.ini", "--rootdir", ".", "-n", "auto",
+                           "-q", "-p", "no:cacheprovider"], cwd=paths.REPO, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": f"{paths.REPO}:{paths.REPO}/pytest"})
+    seconds = time.monotonic() - start
+    return Figure("warm `just test`", seconds, "s",
+                  f"{os.cpu_count()} cores, pytest -n auto, exit {done.returncode}", goal=120)
+
+
+def cold_ci_figure(run: bool) -> Figure:
+    """A fresh clone's `bash .ci/run` with an empty cache (an hour), only when asked."""
+    if not run:
+        return Figure("cold CI run", math.nan, "min", "not measured in this run: just bench --speed --cold-ci",
+                      goal=60)
+    with tempfile.TemporaryDirectory(prefix="bench-ci-") as clone, \
+            tempfile.TemporaryDirectory(prefix="bench-cache-") as cache:
+        subprocess.run(["git", "clone", "-q", str(paths.REPO), clone], check=True)
+        start = time.monotonic()
+        done = subprocess.run(["bash", ".ci/run"], cwd=clone, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              env={**os.environ, "CI": "true", "Y2038_CACHE": cache})
+        minutes = (time.monotonic() - start) / 60
+    return Figure("cold CI run", minutes, "min", f"fresh clone, empty cache, exit {done.returncode}", goal=60)
+
+
+def speed_figures(target: Target, suite: bool, cold_ci: bool) -> list[Figure]:
+    figures = boot_figures(target) + [warp_figure(target), day_figure(), author_loop_figure()]
+    figures += demo_figures(target.machine.name)
+    figures += [suite_figure()] if suite else [Figure("warm `just test`", math.nan, "s",
+                                                      "not measured in this run (--no-suite)", goal=120)]
+    return figures + [cold_ci_figure(cold_ci)]
