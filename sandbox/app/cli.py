@@ -257,7 +257,7 @@ def cmd_faketime_doc(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from sandbox.app.bench import bench  # only bench needs its imports
     bench(machine(args.machine), cold=not args.no_cold, static_audit_only=args.static_audit,
-          runtime_audit_only=args.runtime_audit)
+          runtime_audit_only=args.runtime_audit, speed_only=args.speed, suite=args.suite, cold_ci=args.cold_ci)
     return EXIT_PASSED
 
 
@@ -373,6 +373,13 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--static-audit", action="store_true",
                    help="only the static audit's figures: time per 100 binaries of each userland, agreement "
                         "with known answers (builds the probes; no kernel, no boot)")
+    b.add_argument("--speed", action="store_true",
+                   help="only the speed figures, each with its goal: boot and its phases, time warp, the "
+                        "24-hour scenario, the author's loop, the warm demo and where its time goes, the warm suite")
+    b.add_argument("--no-suite", dest="suite", action="store_false",
+                   help="leave out the warm suite (minutes)")
+    b.add_argument("--cold-ci", action="store_true",
+                   help="also run .ci/run in a fresh clone with an empty cache (about an hour)")
     b.add_argument("--runtime-audit", action="store_true",
                    help="only the runtime audit's figures: time per program and agreement with known answers "
                         "on the machine (one boot)")
