@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,7 +89,11 @@ def pytest_configure(config: pytest.Config) -> None:
     results = Path(inherited) if inherited else paths.new_results_dir("pytest")
     os.environ["Y2038_SESSION_RESULTS"] = str(results)
     config.stash[RESULTS_KEY] = results
-    install_signal_handlers()  # SIGTERM and SIGHUP stop the session as Ctrl-C does: QEMU stopped, run recorded
+    # SIGTERM and SIGHUP stop the session as Ctrl-C does: QEMU stopped, run recorded.
+    # An xdist worker on an SSH host may run in one of execnet's threads (when
+    # the gateway's chdir snippet still holds the main one): no handlers there.
+    if threading.current_thread() is threading.main_thread():
+        install_signal_handlers()
     config.stash[TARGETS_KEY] = {}
     config.stash[KTAP_KEY] = {}
     if not config.option.xmlpath:
