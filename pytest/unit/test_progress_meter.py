@@ -5,7 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from sandbox.base.errors import SandboxError
 from sandbox.base.meter import COUNT_EVERY, WIDTH, Meter, clock, line, seconds_left
+from sandbox.base.progress import metered
+from sandbox.base.runcmd import run
 from sandbox.build.kbuild import STEPS_KEY, count_steps, previous_steps, step_of, steps_in_log
 
 DATA = Path(__file__).parent.parent / "data" / "kbuild"
@@ -103,3 +108,23 @@ def test_on_a_terminal_redrawn_at_most_four_times_a_second() -> None:
     shown = [meter.tick(t / 100) for t in range(1, 101)]  # 100 steps in one second
     assert sum(1 for text in shown if text) == 4
     assert shown[0] == "k: 1/100 steps (1%), 0s, about 1s left"
+
+
+def test_make_output_goes_to_the_log_and_line_by_line_to_the_meter(tmp_path: Path) -> None:
+    log, seen = tmp_path / "build.log", []
+    script = "printf 'make[1]: Entering\\n  CC      a.o\\n  LD      vmlinux\\n'; echo oops >&2"
+    run(["sh", "-c", script], log=log, on_line=seen.append)
+    assert seen == ["make[1]: Entering\n", "  CC      a.o\n", "  LD      vmlinux\n", "oops\n"]
+    assert log.read_text() == "".join(seen) and steps_in_log(log) == 2
+    with pytest.raises(SandboxError, match=f"exit code 3: see {log}"):
+        run(["sh", "-c", "echo '  CC      b.o'; exit 3"], log=log, on_line=seen.append)
+    assert log.read_text().endswith("oops\n  CC      b.o\n")  # appended, as without on_line
+
+
+def test_metered_in_a_log_prints_each_mark_once(capsys: pytest.CaptureFixture[str]) -> None:
+    with metered("kernel x86_64/series", 4, every=50) as tick:
+        for _ in range(4):
+            tick(1)
+    lines = capsys.readouterr().err.splitlines()  # stderr is not a terminal here
+    assert [text.split(",")[0] for text in lines] == ["==> kernel x86_64/series: 2/4 steps (50%)",
+                                                      "==> kernel x86_64/series: 4/4 steps (100%)"]
