@@ -129,6 +129,11 @@ def malformed() -> list[tuple[str, str, Make]]:
         add("set-clock", f"set-clock = {value}", _replace(SET_CLOCK, f"set-clock = {value}"))
     for value in ('"0000-01-01T00:00:00Z"', '"3000-01-01T00:00:00Z"'):
         add("reset-clock", f"reset-clock = {value}", _replace(PROBE, f"{PROBE}\nreset-clock = {value}"))
+    x86_64 = _top("machines", '["x86_64"]')
+    for value in ('faketime = "next tuesday"', 'faketime = "+12y"', 'userland = "nope"\nfaketime = "+12y"',
+                  'userland = "debian12-armhf"', 'userland = "debian12-amd64"\nlinkage = "shared"',
+                  'userland = "debian12-amd64"\nflavours = ["time64"]'):
+        add("faketime", value.replace("\n", ", "), _replace(PROBE, f"{PROBE}\n{value}", x86_64))
     for value in ("0", "-1", "nan", "inf", "3601", "1e30", "200"):
         add("wait", f"wait = {value}", _replace(SET_CLOCK, f"wait = {value}"))
     for value in ('"panic=0"', '"console=ttyS1"', '"init=/bin/sh"', '"rdinit=/x"', '"y2038.agent=ttyS0"', '"--"',

@@ -164,13 +164,13 @@ def _probe_step(table: Mapping[str, object], index: int, where: Where, context: 
     if not flavours:
         where.at("userland").fail(f"probe {name} has no flavour the userland's ABI runs")
     faketime = _faketime(table, userland, where, context)
+    static = _static(table, userland, where)
     args = strings(table.get("args", []), where.at("args"))
     expectations = _expectations(table.get("expect", {}), probe, flavours, where.at("expect"))
     on_machines = _machine_expectations(table.get(EXPECT_ON, {}), probe, flavours,
                                         where.at(EXPECT_ON), context)
     reset = (clock_time(parse_time_value(table["reset-clock"], where.at("reset-clock")), where.at("reset-clock"))
              if "reset-clock" in table else None)
-    static = _static(table, userland, where)
     environment = () if faketime is None or userland is None else tuple(faketime.environment(
         DEBIAN_ARCHS[context.userlands.by_name[userland].arch].triplet,
         f"/userlands/{userland}" if static else "").items())
