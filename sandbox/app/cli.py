@@ -36,6 +36,7 @@ from sandbox.build.initramfs import build_initramfs
 from sandbox.build.kernel import KernelRequest, build_kernel
 from sandbox.base.machines import MACHINES, machine
 from sandbox.base.progress import say
+from sandbox.build.kernel_tree import build_tree
 from sandbox.build.own_kernel import OwnKernel, own_kernel
 from sandbox.guest.target import Target, prepare_target, target_with
 from sandbox.scenario.model import Scenario
@@ -124,7 +125,7 @@ def run_files(files: list[Path], machine_name: str, label: str, warp: bool | Non
         say(f"running {scenario.name} on {machine_name} ({target.accel.name})")
         judged = run_and_judge(target, scenario, results / scenario.slug / machine_name)
         runs.append(judged)
-        kernel = f"own {own.image}" if own else scenario.kernel
+        kernel = f"own {own.image}{f' from {own.tree}' if own.tree else ''}" if own else scenario.kernel
         print(f"\n{scenario.title}\n  [{scenario.name}, {machine_name}, kernel {kernel}, "
               f"accel {target.accel.name}{', time warp' if scenario.warp else ''}, "
               f"boot {judged.record.boot_seconds:.1f}s]")
@@ -192,7 +193,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def own_kernel_of(args: argparse.Namespace) -> OwnKernel | None:
-    """--kernel IMAGE --kernel-config CONFIG, checked (sandbox/build/own_kernel.py), or None."""
+    """--kernel IMAGE --kernel-config CONFIG, or --kernel-tree PATH built for
+    the machine (--machine; rehearse: --kernel-machine), checked
+    (sandbox/build/own_kernel.py, sandbox/build/kernel_tree.py), or None."""
+    if args.kernel_tree and (args.kernel or args.kernel_config):
+        raise SandboxError("--kernel-tree PATH replaces --kernel IMAGE --kernel-config CONFIG: give one or the other")
+    if args.kernel_tree:
+        wanted = getattr(args, "machine", None) or args.kernel_machine  # rehearse: None, the tree's .config
+        return build_tree(Path(args.kernel_tree), machine(wanted) if wanted else None)
     if bool(args.kernel) != bool(args.kernel_config):
         raise SandboxError("--kernel IMAGE and --kernel-config CONFIG go together")
     return own_kernel(Path(args.kernel), Path(args.kernel_config)) if args.kernel else None
@@ -343,6 +351,8 @@ def parser() -> argparse.ArgumentParser:
         v.add_argument("--kernel", metavar="IMAGE", help="boot your own kernel image (zImage, bzImage) instead "
                        "of ours, for the machine its --kernel-config is for")
         v.add_argument("--kernel-config", metavar="CONFIG", help="the .config of --kernel, checked before boot")
+        v.add_argument("--kernel-tree", metavar="PATH", help="build your own kernel source tree (its .config, "
+                       "else tinyconfig, with our machine fragments merged in; out of tree, cached) and boot it")
 
     def with_machine(v: argparse.ArgumentParser) -> argparse.ArgumentParser:
         v.add_argument("--machine", default="x86_64", choices=sorted(MACHINES))
@@ -408,6 +418,9 @@ def parser() -> argparse.ArgumentParser:
     rh.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS",
                     help="stop a run after this long (guest seconds; default 30)")
     with_own_kernel(rh)
+    rh.add_argument("--kernel-machine", choices=sorted(MACHINES),
+                    help="the machine --kernel-tree is built for (default: the machine of the tree's .config, "
+                         "else x86_64)")
     rh.add_argument("inputs", nargs="+", metavar="INPUT",
                     help="an ELF file, a directory tree, a .deb, <userland>:<package> or <userland>:")
     mu = verb("mutants", cmd_mutants, "build each regression mutant kernel and run the scenarios "

@@ -44,6 +44,7 @@ class OwnKernel:
     machine: str
     series: bool  # has the series' time32 log (else time32 calls are not seen)
     time32_calls: bool  # COMPAT_32BIT_TIME: the old calls exist at all
+    tree: Path | None = None  # the source tree it was built from (--kernel-tree), if any
 
     def options(self) -> dict[str, str]:
         """The .config as {option: value}."""
@@ -51,14 +52,16 @@ class OwnKernel:
 
     def artifact(self) -> KernelArtifact:
         key = hashlib.sha256(self.image.read_bytes()).hexdigest()[:16]
+        tree = {"tree": str(self.tree)} if self.tree else {}
         return KernelArtifact(f"own-{key}", self.image.parent, self.image, self.config,
-                              {"source": "user", "image": str(self.image), "config": str(self.config)})
+                              {"source": "user", "image": str(self.image), "config": str(self.config), **tree})
 
     def describe(self) -> str:
         """Which kernel, and its image on a line of its own."""
         log = "series time32 log" if self.series else "no series: time32 calls not logged"
         old = "" if self.time32_calls else "; no COMPAT_32BIT_TIME: time32 calls are ENOSYS"
-        return f"own kernel ({log}{old})\n  {self.image}"
+        tree = f" built from {self.tree}" if self.tree else ""
+        return f"own kernel{tree} ({log}{old})\n  {self.image}"
 
 
 def check_config(text: str, source: str) -> tuple[str, bool, bool]:
