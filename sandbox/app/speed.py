@@ -12,13 +12,14 @@ import json
 import math
 import os
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from sandbox.app.figures import Figure
@@ -40,10 +41,14 @@ AUTHOR_EDIT = ('"2038-01-19T03:14:07Z"]', '"2038-01-19T03:14:07Z"] # edited by t
 make the file new to every cache) and reruns that scenario."""
 
 
-def _boot(target: Target, warp: bool) -> Guest:
-    folder = Path(tempfile.mkdtemp(prefix="y2038-bench-"))
-    return Guest(BootRequest(target.machine, target.kernel.boot_image, target.initramfs.path, RTC,
-                             target.accel.name, folder, warp=warp))
+@contextmanager
+def _booted(target: Target, warp: bool) -> Iterator[Guest]:
+    """A guest ready for commands, its evidence in a folder removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="y2038-bench-") as folder:
+        with Guest(BootRequest(target.machine, target.kernel.boot_image, target.initramfs.path, RTC,
+                               target.accel.name, Path(folder), warp=warp)) as guest:
+            guest.wait_ready(Deadline(60))
+            yield guest
 
 
 def boot_figures(target: Target) -> list[Figure]:
@@ -52,12 +57,10 @@ def boot_figures(target: Target) -> list[Figure]:
     for warp in (False, True):
         totals, phases = [], defaultdict(list)
         for n in range(BOOTS):
-            with _boot(target, warp) as guest:
-                guest.wait_ready(Deadline(60))
+            with _booted(target, warp) as guest:
                 totals.append(guest.boot_seconds)
                 for name, seconds in guest.boot_phases.items():
                     phases[name].append(seconds)
-            shutil.rmtree(guest.request.evidence, ignore_errors=True)
             say(f"boot {n + 1}/{BOOTS}{' with warp' if warp else ''}: {totals[-1]:.2f}s to agent ready")
         mode = "with time warp" if warp else "without warp"
         figures.append(Figure(f"boot to agent ready, {mode}, median", statistics.median(totals), "s",
@@ -75,15 +78,13 @@ _PHASE_NOTES = {"qemu": "QEMU start to the first console line", "kernel": "to th
 def warp_figure(target: Target) -> Figure:
     """An idle day in the guest (clockstep wait 86400) against the wall clock."""
     walls = []
-    with _boot(target, warp=True) as guest:
-        guest.wait_ready(Deadline(60))
+    with _booted(target, warp=True) as guest:
         for _ in range(WARP_DAYS):
             start = time.monotonic()
             reply = guest.run(f"/tools/clockstep wait {DAY}", Deadline(600))
             walls.append(time.monotonic() - start)
             if reply.exit_code != 0:
                 raise RuntimeError(f"clockstep wait failed: {reply.stderr!r}")
-    shutil.rmtree(guest.request.evidence, ignore_errors=True)
     wall = statistics.median(walls)
     return Figure("time warp factor, an idle guest day", DAY / wall, "x",
                   f"24 h of guest time in {wall:.2f} s wall (median of {WARP_DAYS})", goal=5000, at_least=True)
