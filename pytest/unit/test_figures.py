@@ -44,3 +44,18 @@ def test_demo_breakdown_sums_boot_phases_and_commands_and_leaves_the_rest_to_the
                                    "demo time in probes": 2.0, "demo time in waits and hwclock": 6.0,
                                    "demo time in clock steps": 0.2,
                                    "demo time in host: Python, checks, judging, reports": 2.8})
+
+
+def test_demo_breakdown_of_runs_side_by_side_counts_the_host_within_the_runs(tmp_path: Path) -> None:
+    for scenario in ("a", "b"):
+        run = tmp_path / scenario / "x86_64"
+        run.mkdir(parents=True)
+        (run / "run.json").write_text(json.dumps({
+            "boot_phases": {"qemu": 0.5, "kernel": 1.0},
+            "commands": [{"shell": "/probes/time64/clock", "seconds": 2.0}]}))
+        (run / "facts.json").write_text(json.dumps({"wall_seconds": 4.0}))
+    spent = {f.name.strip(): f.value for f in demo_breakdown(tmp_path, total=5.0)}
+    assert spent == pytest.approx({"run time in boot: qemu": 1.0, "run time in boot: kernel": 2.0,
+                                   "run time in probes": 4.0,
+                                   "run time in host, within the runs: evidence, judging": 1.0,
+                                   "runs side by side, on average": 1.6})

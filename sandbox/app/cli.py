@@ -29,6 +29,7 @@ from sandbox.scenario import suite
 from sandbox.scenario.mutants import MUTANTS_FILE, load_mutants
 from sandbox.app import evidence_docs
 from sandbox.app.jobs import run_and_judge
+from sandbox.app.parallel import MAX_DEFAULT_JOBS, StopScope, default_jobs, run_side_by_side
 from sandbox.report.text import JudgedRun
 from sandbox.run.record import STEP_FAILED
 from sandbox.base.errors import Interrupted, SandboxError, printable
@@ -38,7 +39,9 @@ from sandbox.base.machines import MACHINES, machine
 from sandbox.base.progress import say
 from sandbox.build.kernel_tree import build_tree
 from sandbox.build.own_kernel import OwnKernel, own_kernel
+from sandbox.guest.qemu import Guest
 from sandbox.guest.target import Target, prepare_target, target_with
+from sandbox.run.runner import StartGuest
 from sandbox.scenario.model import Scenario
 from sandbox.scenario.needs import skip_reason
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
@@ -98,8 +101,9 @@ def cmd_initramfs(args: argparse.Namespace) -> int:
 
 
 def run_files(files: list[Path], machine_name: str, label: str, warp: bool | None = None,
-              own: OwnKernel | None = None) -> int:
-    """Validate every file first, then boot once per scenario; print the matrix.
+              own: OwnKernel | None = None, jobs: int = 1) -> int:
+    """Validate every file first, then boot once per scenario, `jobs` guests
+    side by side (sandbox/app/parallel.py); print each matrix in the files' order.
     warp: time warp for every scenario (--warp on|off), or each file's own choice.
     own: the user's kernel, booted for every scenario it can serve; the others
     are skipped with their reason before anything boots (sandbox/scenario/needs.py)."""
@@ -112,18 +116,25 @@ def run_files(files: list[Path], machine_name: str, label: str, warp: bool | Non
         mine = [s for s in scenarios if machine_name in s.machines]
         own_target = target_with(machine(machine_name), own.artifact()) if mine else None
         targets = {s.kernel: own_target for s in mine if own_target is not None}
-    results = paths.new_results_dir(label)
-    write_session(results)
-    runs: list[JudgedRun] = []
+    planned: list[tuple[Scenario, Target]] = []
     for scenario in scenarios:
         if machine_name not in scenario.machines:
             say(f"{scenario.name}: not for {machine_name}, skipped")
             continue
-        if scenario.kernel not in targets:
+        if scenario.kernel not in targets:  # every kernel built before the first boot
             targets[scenario.kernel] = prepare_target(machine(machine_name), scenario.kernel)
-        target = targets[scenario.kernel]
+        planned.append((scenario, targets[scenario.kernel]))
+    results = paths.new_results_dir(label)
+    write_session(results)
+    runs: list[JudgedRun] = []
+
+    def work(item: tuple[Scenario, Target], start: StartGuest) -> JudgedRun:
+        scenario, target = item
         say(f"running {scenario.name} on {machine_name} ({target.accel.name})")
-        judged = run_and_judge(target, scenario, results / scenario.slug / machine_name)
+        return run_and_judge(target, scenario, results / scenario.slug / machine_name, start)
+
+    def show(item: tuple[Scenario, Target], judged: JudgedRun) -> None:
+        scenario, target = item
         runs.append(judged)
         kernel = f"own {own.image}{f' from {own.tree}' if own.tree else ''}" if own else scenario.kernel
         print(f"\n{scenario.title}\n  [{scenario.name}, {machine_name}, kernel {kernel}, "
@@ -132,6 +143,8 @@ def run_files(files: list[Path], machine_name: str, label: str, warp: bool | Non
         print(programs.side_by_side(scenario, judged.record.observations)
               or report.phase_tables(judged.record, scenario, judged.result))
         print("PASSED" if judged.passed else report.failure_report(judged.record, judged.result))
+
+    run_side_by_side(work, planned, jobs, StopScope(), Guest, show)
     observations = results / "observations.jsonl"
     with observations.open("w") as out:
         for judged in runs:
@@ -189,7 +202,7 @@ def _warp(args: argparse.Namespace) -> bool | None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     files = [Path(f) for f in args.scenarios] or suite.scenario_files()
-    return run_files(files, args.machine, "run", _warp(args), own_kernel_of(args))
+    return run_files(files, args.machine, "run", _warp(args), own_kernel_of(args), args.jobs)
 
 
 def own_kernel_of(args: argparse.Namespace) -> OwnKernel | None:
@@ -221,7 +234,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         write_page(results)
         return exit_code([judged])
     first = [paths.SCENARIOS / DEMO_PROGRAMS[args.machine]] if args.machine in DEMO_PROGRAMS else []
-    return run_files(first + [paths.SCENARIOS / s for s in DEMO_SCENARIOS], args.machine, "demo", _warp(args))
+    return run_files(first + [paths.SCENARIOS / s for s in DEMO_SCENARIOS], args.machine, "demo", _warp(args),
+                     jobs=args.jobs)
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -338,6 +352,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
+def _jobs(text: str) -> int:
+    """--jobs N: a whole number of guests, at least one."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of guests, 1 or more, got {text!r}")
+    return int(text)
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sandbox", description="y2038 rollover sandbox")
     sub = p.add_subparsers(dest="command", required=True)
@@ -375,6 +396,9 @@ def parser() -> argparse.ArgumentParser:
         v.add_argument("--warp", choices=("on", "off"),
                        help="time warp for every scenario (default: each scenario's own `warp`)")
         v.set_defaults(warp=None)
+        v.add_argument("--jobs", type=_jobs, default=default_jobs(), metavar="N",
+                       help=f"guests side by side, each on its own core (default {default_jobs()}: "
+                            f"the cores, at most {MAX_DEFAULT_JOBS}; 1: one after the other)")
     d.add_argument("where", nargs="?", metavar="machine", help="the machine, also as machine=<name>")
     d.add_argument("--live", action="store_true",
                    help="watch the clock cross the rollover, every flavour once a second (scenarios/clock/live.toml)")
