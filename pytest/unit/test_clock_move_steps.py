@@ -116,7 +116,7 @@ def test_a_probe_step_without_reset_clock_has_none() -> None:
         ("[[step]]\nwait = true\n", "step[0].wait: expected a number of seconds in (0, 2592000], got True"),
         ('[[step]]\nwait = 1\nhwclock = "2038-01-19T03:15:00Z"\n',
          "step[0]: more than one action (wait, hwclock); a step has exactly one of: "
-         "probe, run, set-clock, hwclock, wait, sysctl"),
+         "probe, run, set-clock, hwclock, wait, sysctl, ntp-sync"),
         ('[[step]]\nphase = "p"\nprobe = "timers"\nreset-clock = "later"\n',
          "step[0].reset-clock: not a time: 'later' (expected YYYY-MM-DDTHH:MM:SSZ, in UTC)"),
     ],

@@ -122,7 +122,7 @@ def names(variant: str) -> list[str]:
 def test_each_variant_adds_its_fragments_after_common_and_machine(series: Path) -> None:
     assert names("pristine") == ["common.config", "i386.config"]
     assert names("series") == ["common.config", "i386.config", "series.config", "disks.config",
-                               "kunit.config"]
+                               "net.config", "kunit.config"]
     assert names("strict") == ["common.config", "i386.config", "strict.config"]
 
 

@@ -226,7 +226,7 @@ def expect_block(field: str) -> str:
 BAD = [
     ("unknown top key", HEAD + "colour = 1\n" + PROBE,
      "colour: unknown key 'colour' (known: description, disk, expect-kernel, kernel, kernel-args, machines, rtc, step, "
-     "timeout, title, varying, warp)"),
+     "time-server, timeout, title, varying, warp)"),
     ("warp not a boolean", HEAD + 'warp = "yes"\n' + PROBE, "warp: expected true or false, got a string"),
     ("missing title", 'rtc = "2038-01-19T03:13:50Z"\n' + PROBE, "title: missing (required)"),
     ("empty title", 'title = ""\nrtc = "2038-01-19T03:13:50Z"\n' + PROBE, "title: must not be empty"),
@@ -249,8 +249,8 @@ BAD = [
     ("key of another action", HEAD + '[[step]]\nset-clock = "2038-01-19T03:14:30Z"\nphase = "p"\n',
      "step[0].phase: unknown key 'phase' for a set-clock step (known: set-clock, via)"),
     ("two actions in a step", HEAD + PROBE + 'set-clock = "2038-01-19T03:14:30Z"\n',
-     "step[0]: more than one action (probe, set-clock); a step has exactly one of: probe, run, set-clock, hwclock, wait, sysctl"),
-    ("no action in a step", HEAD + '[[step]]\nphase = "p"\n', "step[0]: no action; a step has exactly one of: probe, run, set-clock, hwclock, wait, sysctl"),
+     "step[0]: more than one action (probe, set-clock); a step has exactly one of: probe, run, set-clock, hwclock, wait, sysctl, ntp-sync"),
+    ("no action in a step", HEAD + '[[step]]\nphase = "p"\n', "step[0]: no action; a step has exactly one of: probe, run, set-clock, hwclock, wait, sysctl, ntp-sync"),
     ("unparsable set-clock", HEAD + '[[step]]\nset-clock = "2038-01-19T03:14:61Z"\n',
      "step[0].set-clock: not a time: '2038-01-19T03:14:61Z' (second 61 out of range 0..59)"),
     ("unknown via", HEAD + '[[step]]\nset-clock = "2038-01-19T03:14:30Z"\nvia = "hwclock"\n',

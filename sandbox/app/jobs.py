@@ -7,6 +7,7 @@ verdicts.json and report.txt (sandbox/report) beside the run's evidence.
 """
 from __future__ import annotations
 
+import functools
 import json
 import time
 from dataclasses import asdict
@@ -15,8 +16,10 @@ from pathlib import Path
 from sandbox.app.facts import write_run_facts
 from sandbox.base.errors import InputError
 from sandbox.build.dynamic_probes import build_userland_probes
-from sandbox.build.userland import build_userland, has_program, with_userlands
-from sandbox.guest.target import Target
+from sandbox.base.machines import MACHINES
+from sandbox.base.variants import VARIANTS
+from sandbox.build.userland import UserlandArtifact, build_userland, has_program, with_userlands
+from sandbox.guest.target import Target, prepare_target
 from sandbox.judge.evaluate import evaluate
 from sandbox.report.text import JudgedRun, failure_report
 from sandbox.run.runner import Boot, run_scenario, StartGuest
@@ -25,6 +28,7 @@ from sandbox.scenario.model import RunStep, Scenario
 from sandbox.scenario.userlands import load_userlands
 
 
+NETWORK_VARIANT = next(name for name, variant in VARIANTS.items() if variant.has_network)
 MIB_PER_USERLAND_MIB = 3  # guest memory per MiB of userland archive: the archive, its files, headroom
 
 
@@ -33,10 +37,8 @@ def boot_of(target: Target, scenario: Scenario) -> Boot:
     and probe steps name built (or reused) and appended to the initramfs
     (with the probes built dynamically for those its probe steps run in),
     each program checked to be in its userland before anything boots."""
-    if not scenario.userlands:
-        return Boot(target.machine, target.kernel.boot_image, target.initramfs.path, target.accel.name)
     table = load_userlands()
-    artifacts = tuple(build_userland(table.by_name[name], table) for name in scenario.userlands)
+    boot, artifacts = _boot_with_userlands(target, scenario.userlands, scenario.probe_userlands)
     by_name = {a.userland.name: a for a in artifacts}
     for step in scenario.steps:
         if isinstance(step, RunStep):
@@ -45,17 +47,42 @@ def boot_of(target: Target, scenario: Scenario) -> Boot:
                     raise InputError(scenario.file, f"step[{step.index}].run",
                                      f"no program '{step.argv[0]}' in userland {name} "
                                      f"({', '.join(table.by_name[name].packages)} and what they depend on)")
-    probes = tuple(build_userland_probes(table.by_name[name]) for name in scenario.probe_userlands)
+    return boot
+
+
+def _boot_with_userlands(target: Target, names: tuple[str, ...],
+                         probe_names: tuple[str, ...]) -> tuple[Boot, tuple[UserlandArtifact, ...]]:
+    if not names:
+        return Boot(target.machine, target.kernel.boot_image, target.initramfs.path, target.accel.name), ()
+    table = load_userlands()
+    artifacts = tuple(build_userland(table.by_name[name], table) for name in names)
+    probes = tuple(build_userland_probes(table.by_name[name]) for name in probe_names)
     size_mib = sum(a.cpio.stat().st_size for a in artifacts) // 2**20
     return Boot(target.machine, target.kernel.boot_image, with_userlands(target.initramfs.path, artifacts, probes),
                 target.accel.name, tuple(a.record() for a in artifacts),
-                memory_mib=256 + MIB_PER_USERLAND_MIB * size_mib)
+                memory_mib=256 + MIB_PER_USERLAND_MIB * size_mib), artifacts
+
+
+@functools.cache
+def _server_target(machine: str) -> Target:
+    """The time server's machine, on the variant with a network (built or
+    reused once per process)."""
+    return prepare_target(MACHINES[machine], NETWORK_VARIANT)
+
+
+def server_boot_of(scenario: Scenario) -> Boot | None:
+    """The [time-server] guest's boot: its machine's series kernel with its userland."""
+    server = scenario.time_server
+    if server is None:
+        return None
+    return _boot_with_userlands(_server_target(server.machine), (server.userland,), ())[0]
 
 
 def run_and_judge(target: Target, scenario: Scenario, evidence: Path, start: StartGuest = Guest) -> JudgedRun:
     started, clock = time.time(), time.monotonic()
     record = run_scenario(scenario, boot_of(target, scenario), evidence, start,
-                          on_abort=lambda aborted: write_judgement(JudgedRun(aborted, None)))
+                          on_abort=lambda aborted: write_judgement(JudgedRun(aborted, None)),
+                          server_boot=server_boot_of(scenario))
     result = (evaluate(scenario, target.machine.name, record.observations, record.findings)
               if record.completed else None)
     judged = JudgedRun(record, result)

@@ -34,6 +34,7 @@ class Machine:
     agent_tty: str  # guest agent channel, apart from the console
     agent_device: tuple[str, ...]  # QEMU arguments wiring the chardev "agent" to agent_tty
     block_device: str  # QEMU's virtio block device model for [[disk]] images
+    net_device: str  # QEMU's virtio NIC model for the link to a [time-server] guest
     kvm_capable: bool  # could KVM run it on an x86_64 host at all
     # Guest binaries (rootfs/Makefile)
     flavours: tuple[str, ...]
@@ -64,6 +65,7 @@ X86_64 = Machine(
     agent_tty="ttyS1",
     agent_device=SECOND_SERIAL,
     block_device="virtio-blk-pci",
+    net_device="virtio-net-pci",
     kvm_capable=True,
     flavours=FLAVOURS,
     tools_flavour="native64",
@@ -107,6 +109,7 @@ ARMHF = Machine(
     agent_tty="hvc0",
     agent_device=("-device", "virtio-serial-device", "-device", "virtconsole,chardev=agent"),
     block_device="virtio-blk-device",  # virtio-mmio: no PCI in the kernel
+    net_device="virtio-net-device",
     kvm_capable=False,
     flavours=FLAVOURS_32,
     tools_flavour="time64",

@@ -5,8 +5,9 @@ variant says whether kernel-series/series is applied and which fragments
 (under kernel-series/config/) follow. A scenario names its variant with the
 top-level key `kernel` (default "series").
 
-Only the series variant has disks (block layer, ext4, XFS): the others exist
-for one comparison each, and every fragment costs build time in a cold CI.
+Only the series variant has disks (block layer, ext4, XFS) and a network
+(IPv4 and a virtio NIC, for NTP between two guests): the others exist for one
+comparison each, and every fragment costs build time in a cold CI.
 """
 from __future__ import annotations
 
@@ -27,15 +28,21 @@ class Variant:
         """Block devices, ext4 and XFS: what a scenario's [[disk]] needs."""
         return DISKS_FRAGMENT in self.fragments
 
+    @property
+    def has_network(self) -> bool:
+        """IPv4 and a virtio NIC: what a scenario's [time-server] needs."""
+        return NET_FRAGMENT in self.fragments
+
 
 DEFAULT = "series"
 DISKS_FRAGMENT = "disks.config"
+NET_FRAGMENT = "net.config"
 
 VARIANTS: Mapping[str, Variant] = MappingProxyType({
     v.name: v
     for v in (
-        Variant("series", True, ("series.config", DISKS_FRAGMENT, "kunit.config"),
-                "Debian's tree + kernel-series/, with the time32 policy, disks and the KUnit tests"),
+        Variant("series", True, ("series.config", DISKS_FRAGMENT, NET_FRAGMENT, "kunit.config"),
+                "Debian's tree + kernel-series/, with the time32 policy, disks, a network and the KUnit tests"),
         Variant("pristine", False, (),
                 "Debian's tree as shipped: what the series changes, seen from before"),
         Variant("strict", True, ("strict.config",),

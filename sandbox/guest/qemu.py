@@ -50,6 +50,18 @@ secrets, and a fixed seed makes two runs of a scenario the same run."""
 
 
 @dataclass(frozen=True)
+class Link:
+    """One end of the network between two guests: a UNIX datagram socket of
+    this QEMU's (`local`) sending to the other QEMU's (`remote`). Ethernet
+    frames go from one QEMU process to the other and nowhere else: no host
+    interface, no route out."""
+
+    local: Path
+    remote: Path
+    mac: str
+
+
+@dataclass(frozen=True)
 class BootRequest:
     machine: Machine
     kernel: Path
@@ -61,6 +73,7 @@ class BootRequest:
     disks: tuple[AttachedDisk, ...] = ()  # virtio block devices, in order, serial = name
     memory_mib: int | None = None  # over the machine's own -m (a boot with userlands needs more)
     warp: bool = False  # time warp: guest time jumps ahead while the guest is idle
+    link: Link | None = None  # a virtio NIC wired to another guest (NTP); else no network
 
 
 def warp_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...], str]:
@@ -78,7 +91,8 @@ def qemu_argv(req: BootRequest) -> list[str]:
                         f"y2038.seed={SEED}", *warp_kernel, *req.append))
     return [
         m.qemu, "-sandbox", SANDBOX, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-        *m.qemu_machine, *(("-m", str(req.memory_mib)) if req.memory_mib else ()), "-accel", req.accel, "-nic", "none",
+        *m.qemu_machine, *(("-m", str(req.memory_mib)) if req.memory_mib else ()), "-accel", req.accel,
+        *link_args(m, req.link),
         *warp_qemu,
         "-kernel", str(req.kernel), "-initrd", str(req.initramfs), "-append", cmdline,
         "-rtc", f"base={req.rtc.rstrip('Z')}{warp_rtc}",
@@ -91,6 +105,16 @@ def qemu_argv(req: BootRequest) -> list[str]:
 def _qemu_value(text: str) -> str:
     """QEMU option values escape a comma by doubling it."""
     return text.replace(",", ",,")
+
+
+def link_args(machine: Machine, link: Link | None) -> list[str]:
+    """No NIC at all, or one virtio NIC on a datagram socket pair (QEMU 7.2's
+    -netdev dgram with UNIX addresses)."""
+    if link is None:
+        return ["-nic", "none"]
+    netdev = ",".join(("dgram", "id=link", "local.type=unix", f"local.path={_qemu_value(str(link.local))}",
+                       "remote.type=unix", f"remote.path={_qemu_value(str(link.remote))}"))
+    return ["-netdev", netdev, "-device", f"{machine.net_device},netdev=link,mac={link.mac}"]
 
 
 def disk_args(machine: Machine, disks: tuple[AttachedDisk, ...]) -> list[str]:

@@ -89,9 +89,16 @@ class Phase:
         return any(c.failed for c in self.cells.values())
 
 
+COMPACT_TEXT = 100  # characters of a text of many lines that a compact table shows
+
+
 def show_value(value: Value, as_time: bool, compact: bool = False) -> str:
     """A value as the tables show it: a time as ISO UTC ("2038-01-19T03:14:07Z",
-    or "2038-01-19 03:14:07" when compact), a float rounded to 2 places."""
+    or "2038-01-19 03:14:07" when compact), a float rounded to 2 places; a
+    text of many lines (a log), when compact, as its last line: the latest event."""
+    if compact and isinstance(value, str) and "\n" in value:
+        last = next((line.strip() for line in reversed(value.splitlines()) if line.strip()), "")
+        return last if len(last) <= COMPACT_TEXT else last[:COMPACT_TEXT - 1] + "…"
     if as_time and isinstance(value, int) and not isinstance(value, bool):
         text = format_time(value)
         return text.replace("T", " ").rstrip("Z") if compact else text

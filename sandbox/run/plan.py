@@ -12,11 +12,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from sandbox.base.timefmt import format_time
+from sandbox.run import chrony
 from sandbox.scenario.disks import Disk
-from sandbox.scenario.model import HWCLOCK, HwclockStep, ProbeStep, RunStep, SetClockStep, Step, SysctlStep, WaitStep
+from sandbox.scenario.model import (HWCLOCK, NTP_PROBE, HwclockStep, NtpSyncStep, ProbeStep, RunStep, SetClockStep,
+                                    Step, SysctlStep, TimeServer, WaitStep)
 
 DEFAULT_TOOLS_FLAVOUR = "native64"  # x86_64's; a machine names its own (Machine.tools_flavour)
-MOUNT_STEP = -1  # the step number of the [[disk]] mounts: they belong to no step
+MOUNT_STEP = -1  # the step number of set-up commands (mounts, the network): they belong to no step
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,8 @@ def _reset_clock(step: ProbeStep, flavour: str) -> list[GuestCommand]:
 
 
 PROGRAM = "program"  # the output kind of a run step's command
+CHRONY = "chrony"  # the output kind of an ntp-sync step's command (sandbox/run/chrony.py)
+USERLAND_OUTPUTS = (PROGRAM, CHRONY)  # commands whose flavour is a userland, not a probe flavour
 GUEST_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
 
 
@@ -127,6 +131,12 @@ def _sysctl_commands(step: SysctlStep, tools_flavour: str) -> list[GuestCommand]
     return [GuestCommand(step.index, f"step{step.index}-sysctl", "sysctl", tools_flavour, shell, True)]
 
 
+def _ntp_sync_commands(step: NtpSyncStep, tools_flavour: str) -> list[GuestCommand]:
+    shell = chrony.sync_shell(step.userland, step.server or chrony.SERVER_ADDRESS, float(step.timeout),
+                              step.must_step)
+    return [GuestCommand(step.index, step.phase, NTP_PROBE, step.userland, shell, step.must_step, output=CHRONY)]
+
+
 PLANNERS: dict[type, Callable[..., list[GuestCommand]]] = {
     ProbeStep: _probe_commands,
     RunStep: _run_commands,
@@ -134,6 +144,7 @@ PLANNERS: dict[type, Callable[..., list[GuestCommand]]] = {
     HwclockStep: _hwclock_commands,
     WaitStep: _wait_commands,
     SysctlStep: _sysctl_commands,
+    NtpSyncStep: _ntp_sync_commands,
 }
 
 
@@ -165,4 +176,21 @@ def plan(steps: tuple[Step, ...], flavours: tuple[str, ...],
     """The guest commands for the steps, leaving out flavours the machine lacks.
     Planners get the flavour the machine's tools (/tools/*) are built in."""
     commands = [c for s in steps for c in PLANNERS[type(s)](s, tools_flavour)]
-    return [c for c in commands if c.flavour in flavours or c.output == PROGRAM]
+    return [c for c in commands if c.flavour in flavours or c.output in USERLAND_OUTPUTS]
+
+
+def network_commands(server: TimeServer | None) -> list[GuestCommand]:
+    """With a time server, the guest's NIC up at the client's address first."""
+    if server is None:
+        return []
+    return [GuestCommand(MOUNT_STEP, "network", "ip", "busybox", chrony.network_shell(chrony.CLIENT_ADDRESS),
+                         True)]
+
+
+def server_commands(server: TimeServer) -> list[GuestCommand]:
+    """What the time server guest runs: its userland mounted, its NIC up,
+    chronyd serving; each must succeed."""
+    return [*userland_commands((server.userland,)),
+            GuestCommand(MOUNT_STEP, "network", "ip", "busybox", chrony.network_shell(chrony.SERVER_ADDRESS), True),
+            GuestCommand(MOUNT_STEP, "chronyd", "chronyd", server.userland, chrony.server_shell(server.userland),
+                         True)]

@@ -63,6 +63,7 @@ class RunRecord:
     userlands: tuple[dict[str, object], ...] = ()  # the Debian userlands booted, with package versions
     warp: bool = False  # booted with time warp (QEMU -icount, sleep=off)
     boot_phases: Mapping[str, float] = field(default_factory=dict)  # guest.qemu BOOT_PHASES: seconds each
+    time_server: Mapping[str, object] = field(default_factory=dict)  # the NTP server guest: what it ran
 
     @property
     def completed(self) -> bool:
@@ -89,5 +90,11 @@ def write_evidence(record: RunRecord) -> None:
                      for c in record.commands],
         "findings": [str(f) for f in record.findings],
         "userlands": list(record.userlands),
+        **({"time_server": dict(record.time_server)} if record.time_server else {}),
     }
     (record.evidence / "run.json").write_text(json.dumps(summary, indent=2) + "\n")
+    server_log = record.time_server.get("chronyd_log")
+    if server_log:  # the time server's chronyd, beside its console (sandbox/run/runner.py)
+        folder = record.evidence / str(record.time_server["evidence"])
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "chronyd.log").write_text(str(server_log))

@@ -4,14 +4,21 @@ the agent, collect observations, keep the evidence. No judging here.
 The guest is anything with the small GuestPort interface (ready, run a
 command, stop), started by a StartGuest function: QEMU in real runs
 (sandbox/guest/qemu.py), a replayed transcript in the unit tests.
+
+A scenario with a [time-server] boots a second guest first, linked to the
+first by one Ethernet link (two UNIX datagram sockets in a temporary folder),
+and has it serve NTP (sandbox/run/chrony.py) before the scenario's guest
+runs its steps; its evidence goes to <evidence>/time-server/, and it ends
+with the run, whatever happens.
 """
 from __future__ import annotations
 
 import signal
+import tempfile
 import time
 import traceback
-from collections.abc import Callable, Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -21,12 +28,14 @@ from sandbox.base.timefmt import format_time
 from sandbox.build.disk_images import prepare_images
 from sandbox.guest import klog, protocol
 from sandbox.guest.deadline import Deadline
-from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung
+from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung, Link
+from sandbox.run import chrony
 from sandbox.run.observations import Observation, ProbeOutputError, parse_probe_output, program_observation
-from sandbox.run.plan import PROGRAM, GuestCommand, mount_commands, plan, userland_commands
+from sandbox.run.plan import (CHRONY, PROGRAM, GuestCommand, mount_commands, network_commands, plan,
+                              server_commands, userland_commands)
 from sandbox.run.record import (COMPLETED, ERROR, INTERRUPTED, STEP_FAILED, CommandRecord, RunRecord,
                                 write_evidence)
-from sandbox.scenario.model import Scenario
+from sandbox.scenario.model import NTP_CALL, NTP_PROBE, Scenario, TimeServer
 
 BOOT_SECONDS = 60.0  # boot-to-agent-ready, within the scenario's deadline
 
@@ -92,9 +101,15 @@ def _program_output(command: GuestCommand, record: CommandRecord, scenario: str,
                                 stdout=record.stdout, stderr=record.stderr, time_pattern=command.time_pattern)]
 
 
+def _chrony_output(command: GuestCommand, record: CommandRecord, scenario: str, machine: str) -> list[Observation]:
+    return [Observation(scenario, machine, command.phase, NTP_PROBE, command.flavour, NTP_CALL,
+                        chrony.sync_fields(record.stdout))]
+
+
 OUTPUTS: dict[str, Callable[[GuestCommand, CommandRecord, str, str], list[Observation]]] = {
     "probe-json": _probe_output,  # a probe's JSON lines
     PROGRAM: _program_output,  # a real program: its exit status and output
+    CHRONY: _chrony_output,  # an ntp-sync step: chronyd's log and chronyc's answers
 }
 """How a command's output becomes observations, by GuestCommand.output."""
 
@@ -137,6 +152,64 @@ def _drive(guest: GuestPort, commands: list[GuestCommand], scenario: str, machin
     progress.dmesg = guest.run("dmesg", deadline).text
 
 
+SERVER_FOLDER = "time-server"
+
+
+@dataclass
+class _ServerProgress:
+    """What the time server guest did; kept whatever happens."""
+
+    server: TimeServer
+    release: str = ""
+    boot_seconds: float = 0.0
+    records: list[CommandRecord] = field(default_factory=list)
+    log: str = ""
+
+    def summary(self) -> dict[str, object]:
+        return {"time": format_time(self.server.time), "userland": self.server.userland,
+                "machine": self.server.machine, "release": self.release,
+                "boot_seconds": round(self.boot_seconds, 2), "evidence": SERVER_FOLDER,
+                "commands": [{"phase": r.command.phase, "shell": r.command.shell, "exit_code": r.exit_code,
+                              "stdout": r.stdout, "stderr": r.stderr} for r in self.records],
+                "chronyd_log": self.log}
+
+
+def _serve(server: GuestPort, deadline: Deadline, progress: _ServerProgress) -> str:
+    """Boot the time server and start chronyd there. Returns "" or, when a
+    set-up command failed, the step error; the server guest's own failures
+    (hang, death) are raised, their message starting with "time server"."""
+    try:
+        progress.release = server.wait_ready(deadline.within(BOOT_SECONDS))
+        progress.boot_seconds = server.boot_seconds
+        for command in server_commands(progress.server):
+            reply = server.run(command.shell, deadline)
+            record = CommandRecord(command, reply.exit_code, reply.text, reply.stderr.decode("utf-8", "replace"))
+            progress.records.append(record)
+            if reply.exit_code != 0:
+                return f"time server: {_step_error(command, record)}"
+    except (GuestHung, GuestDied, protocol.ProtocolError) as err:
+        raise type(err)(f"time server: {err}") from None
+    return ""
+
+
+def _server_log(server: GuestPort, progress: _ServerProgress) -> None:
+    """chronyd's log of the server, when the server still answers."""
+    try:
+        progress.log = server.run(chrony.log_shell(progress.server.userland), Deadline(10.0)).text
+    except GUEST_FAILURES:
+        pass
+
+
+@contextmanager
+def _links() -> Iterator[tuple[Link, Link]]:
+    """(the scenario guest's end, the server's end) of one Ethernet link: two
+    UNIX datagram sockets in a short temporary path (a socket path has at
+    most 107 bytes), removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="y2038-link-") as folder:
+        client, server = Path(folder) / "client", Path(folder) / "server"
+        yield Link(client, server, chrony.CLIENT_MAC), Link(server, client, chrony.SERVER_MAC)
+
+
 def _aborted(err: BaseException) -> tuple[str, str]:
     """(outcome, detail) of a run that an exception of ours ended: a signal
     (KeyboardInterrupt, sandbox.base.errors.Interrupted), or a bug."""
@@ -154,31 +227,51 @@ def _read_console(path: Path) -> list[str]:
 
 
 def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
-                 start: StartGuest = Guest, on_abort: Callable[[RunRecord], None] | None = None) -> RunRecord:
+                 start: StartGuest = Guest, on_abort: Callable[[RunRecord], None] | None = None,
+                 server_boot: Boot | None = None) -> RunRecord:
     """Boot, run every step, and always leave the evidence in `evidence`.
 
     A guest failure (hang, panic, oops, QEMU gone) is an outcome. Anything
     else that ends the run (a signal, a bug of ours) is recorded too, as
     `interrupted` or `error`, with what the run gathered; on_abort gets that
-    record (to write its report) before the exception goes on."""
+    record (to write its report) before the exception goes on. A scenario
+    with a [time-server] needs `server_boot`, the server guest's boot."""
     evidence.mkdir(parents=True, exist_ok=True)
     progress = _Progress()
+    server = (_ServerProgress(scenario.time_server) if scenario.time_server is not None else None)
     failure: BaseException | None = None
     aborted: BaseException | None = None
     try:
         disks = prepare_images(scenario.disks, evidence)  # mkfs on the host, cached
-        request = BootRequest(boot.machine, boot.kernel, boot.initramfs, format_time(scenario.rtc),
-                              boot.accel, evidence, append=scenario.kernel_args, disks=disks,
-                              memory_mib=boot.memory_mib, warp=scenario.warp)
         commands = (mount_commands(scenario.disks) + userland_commands(scenario.userlands)
+                    + network_commands(scenario.time_server)
                     + plan(scenario.steps, scenario.machines[boot.machine.name], boot.machine.tools_flavour))
-        with start(request) as guest:
+        deadline = Deadline(float(scenario.timeout))
+        with ExitStack() as guests:
+            client_link, server_link = guests.enter_context(_links()) if server else (None, None)
+            server_guest = None
+            if server is not None:
+                if server_boot is None:
+                    raise ValueError(f"scenario {scenario.name} has a [time-server]: run_scenario needs its boot")
+                server_guest = guests.enter_context(start(BootRequest(
+                    server_boot.machine, server_boot.kernel, server_boot.initramfs, format_time(server.server.time),
+                    server_boot.accel, evidence / SERVER_FOLDER, memory_mib=server_boot.memory_mib,
+                    link=server_link)))
+            guest = guests.enter_context(start(BootRequest(
+                boot.machine, boot.kernel, boot.initramfs, format_time(scenario.rtc), boot.accel, evidence,
+                append=scenario.kernel_args, disks=disks, memory_mib=boot.memory_mib, warp=scenario.warp,
+                link=client_link)))
             try:
-                _drive(guest, commands, scenario.name, boot.machine.name,
-                       Deadline(float(scenario.timeout)), progress)
+                if server_guest is not None and server is not None:
+                    progress.step_error = _serve(server_guest, deadline, server)
+                if not progress.step_error:
+                    _drive(guest, commands, scenario.name, boot.machine.name, deadline, progress)
             except GUEST_FAILURES as err:
                 failure = err
             finally:
+                if server_guest is not None and server is not None:
+                    _server_log(server_guest, server)
+                    server_guest.stop()
                 guest.stop()
     except GUEST_FAILURES as err:  # QEMU did not start
         failure = err
@@ -194,7 +287,8 @@ def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
                        else classify(failure, findings, progress.step_error))
     record = RunRecord(scenario.name, boot.machine.name, boot.accel, outcome, detail, progress.release,
                        progress.boot_seconds, tuple(progress.observations), tuple(progress.records),
-                       findings, evidence, boot.userlands, scenario.warp, progress.boot_phases)
+                       findings, evidence, boot.userlands, scenario.warp, progress.boot_phases,
+                       server.summary() if server is not None else {})
     write_evidence(record)
     if aborted is not None:
         if on_abort is not None:

@@ -20,6 +20,8 @@ Three top-level tables, expanded before the scenario is parsed (pure):
   `flavours` list, and as a key of `expect` or `expect-on.<machine>`. Its
   tables apply to each member; a table written for one member flavour is
   merged over the group's, call by call and field by field.
+- A value may hold "$name" references itself (a table of expectations built
+  from windows, say): they are replaced in turn, up to MAX_NESTING deep.
 - Each variant is its own scenario, named `<scenario>[<variant>]`; its name
   is also the value "$variant". A file without [[variant]] is one scenario.
 """
@@ -34,6 +36,7 @@ from sandbox.base.machines import FLAVOURS
 
 FAMILY_KEYS = ("values", "flavour-groups", "variant")
 _NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
+MAX_NESTING = 8  # "$a" whose value holds "$b" whose value holds ...
 _REF_RE = re.compile(r"\$(\$|\{([^}]*)\})")
 
 
@@ -51,18 +54,21 @@ def _name(raw: str, where: Where, what: str) -> str:
     return raw
 
 
-def _substitute(raw: object, values: dict[str, object], where: Where) -> object:
-    """The value with every "$name" and "${name}" replaced."""
+def _substitute(raw: object, values: dict[str, object], where: Where, depth: int = 0) -> object:
+    """The value with every "$name" and "${name}" replaced; a value that is
+    itself a table or list may refer to other values, MAX_NESTING deep."""
     if isinstance(raw, dict):
-        return {key: _substitute(item, values, where.at(key)) for key, item in raw.items()}
+        return {key: _substitute(item, values, where.at(key), depth) for key, item in raw.items()}
     if isinstance(raw, list):
-        return [_substitute(item, values, where.item(i)) for i, item in enumerate(raw)]
+        return [_substitute(item, values, where.item(i), depth) for i, item in enumerate(raw)]
     if not isinstance(raw, str) or "$" not in raw:
         return raw
     if raw.startswith("$") and _NAME_RE.fullmatch(raw[1:]):
         if raw[1:] not in values:
             where.fail(f"unknown value '{raw[1:]}' (known: {', '.join(values) or 'none'})")
-        return copy.deepcopy(values[raw[1:]])
+        if depth >= MAX_NESTING:
+            where.fail(f"value '{raw[1:]}': values refer to values more than {MAX_NESTING} deep (a loop?)")
+        return _substitute(copy.deepcopy(values[raw[1:]]), values, where, depth + 1)
 
     def text(match: re.Match[str]) -> str:
         if match.group(1) == "$":

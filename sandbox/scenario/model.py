@@ -160,8 +160,54 @@ class SysctlStep:
         return "/proc/sys/" + self.name.replace(".", "/")
 
 
-Step = ProbeStep | RunStep | SetClockStep | HwclockStep | WaitStep | SysctlStep
-JudgedStep = ProbeStep | RunStep
+NTP_PROBE = "ntp"  # the "probe" of an ntp-sync step's observations
+NTP_CALL = "chronyd"  # their call
+CHRONY_PACKAGE = "chrony"  # what a userland needs for an ntp-sync step or a [time-server]
+
+
+@dataclass(frozen=True)
+class TimeServer:
+    """[time-server]: a second guest, its RTC at `time`, serving NTP with the
+    chronyd of `userland` on `machine` (sandbox/run/chrony.py)."""
+
+    time: int
+    userland: str
+    machine: str
+
+
+@dataclass(frozen=True)
+class NtpSyncStep:
+    """Start the chronyd of `userland` as the client of `server` (makestep on
+    every update) and wait up to `timeout` guest seconds for it to step the
+    clock; what it did is the observation of call "chronyd", flavour <userland>.
+    must_step: a timeout without a step fails the run (with chronyd's log)."""
+
+    index: int
+    phase: str
+    userland: str
+    server: str | None = None  # None: the [time-server]
+    timeout: Number = 30
+    must_step: bool = True
+    expectations: tuple[Expectation, ...] = ()
+    machine_expectations: Mapping[str, tuple[Expectation, ...]] = field(
+        default_factory=lambda: MappingProxyType({}))
+    info: ProbeInfo | None = field(default=None, compare=False)
+    kind: ClassVar[str] = "ntp-sync"
+    probe: ClassVar[str] = NTP_PROBE
+
+    @property
+    def flavours(self) -> tuple[str, ...]:
+        return (self.userland,)
+
+    def flavours_on(self, available: tuple[str, ...]) -> tuple[str, ...]:
+        return self.flavours  # validated: every machine of the scenario runs it
+
+    def expectations_on(self, machine: str) -> tuple[Expectation, ...]:
+        return expectations_on(self.expectations, self.machine_expectations.get(machine, ()))
+
+
+Step = ProbeStep | RunStep | SetClockStep | HwclockStep | WaitStep | SysctlStep | NtpSyncStep
+JudgedStep = ProbeStep | RunStep | NtpSyncStep
 """The steps whose observations are judged against expectations."""
 
 
@@ -182,6 +228,7 @@ class Scenario:
     variant: str = ""  # the [[variant]] row of a family file; "" for a plain file
     warp: bool = False  # time warp: guest time jumps ahead while the guest idles (docs/time-warp.md)
     varying: tuple[str, ...] = ()  # fields two runs may observe differently (sandbox/judge/repeat.py)
+    time_server: TimeServer | None = None  # [time-server]: a second guest serving NTP
 
     @property
     def slug(self) -> str:
@@ -194,8 +241,8 @@ class Scenario:
 
     @property
     def judged_steps(self) -> tuple[JudgedStep, ...]:
-        """Probe and run steps: the ones with expectations, in order."""
-        return tuple(step for step in self.steps if isinstance(step, (ProbeStep, RunStep)))
+        """Probe, run and ntp-sync steps: the ones with expectations, in order."""
+        return tuple(step for step in self.steps if isinstance(step, (ProbeStep, RunStep, NtpSyncStep)))
 
     @property
     def userlands(self) -> tuple[str, ...]:
@@ -211,6 +258,8 @@ class Scenario:
 def _userlands_of(step: Step) -> tuple[str, ...]:
     if isinstance(step, RunStep):
         return step.userlands
+    if isinstance(step, NtpSyncStep):
+        return (step.userland,)
     return (step.userland,) if isinstance(step, ProbeStep) and step.userland else ()
 
 

@@ -16,6 +16,8 @@ by sandbox/scenario/matchers.py (MATCHERS), a family's [values],
 The kernel: top-level kernel = "series" | "pristine" | "strict" names the
 variant (sandbox/base/variants.py; default "series"), and kernel-args = [...]
 adds words to its command line (e.g. "rtc_core.hctosys_beyond_2038=1").
+A [time-server] table boots a second guest that serves NTP to this one's
+ntp-sync steps (sandbox/scenario/time_server.py).
 """
 from __future__ import annotations
 
@@ -27,21 +29,16 @@ from types import MappingProxyType
 
 from sandbox.base.fields import Where, check_keys, names, require, string, strings, type_name
 from sandbox.base.paths import REPO
-from sandbox.base.timefmt import format_time
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
 from sandbox.scenario.catalogue import Catalogue
 from sandbox.scenario.disks import Disk, parse_disks
 from sandbox.scenario import guards
 from sandbox.scenario.family import expand
 from sandbox.scenario.matchers import Number
-from sandbox.scenario.model import DEFAULT_TIMEOUT, KERNEL_FINDINGS, Scenario, WaitStep
-from sandbox.scenario.steps import RTC_MAX, RTC_MIN, StepContext, parse_steps, parse_time_value
+from sandbox.scenario.model import DEFAULT_TIMEOUT, KERNEL_FINDINGS, NtpSyncStep, Scenario, Step, TimeServer, WaitStep
+from sandbox.scenario.steps import StepContext, parse_steps, rtc_time
+from sandbox.scenario.time_server import parse_time_server
 from sandbox.scenario.userlands import NO_USERLANDS, Userlands
-
-_RTC_LIMIT_WHY = (
-    "QEMU's -rtc base sets the emulated CMOS/RTC clock, which only holds "
-    "1970..2099; reach later times with a set-clock step"
-)
 
 # --------------------------------------------------------------------------
 # The top level.
@@ -50,9 +47,12 @@ _WARP_WITH_DISK_WHY = (
     "while QEMU serves a disk request the guest is idle, so under time warp its clock "
     "jumps ahead meanwhile (the hung-task detector fires); a scenario with a disk image runs "
     "without warp")
+_WARP_WITH_SERVER_WHY = (
+    "two guests under time warp each jump their clock ahead while idle, each at its own "
+    "moments, so NTP would measure the jumps; a scenario with a [time-server] runs without warp")
 
 TOP_KEYS = frozenset({"title", "description", "machines", "rtc", "timeout", "disk", "step",
-                      "kernel", "kernel-args", "expect-kernel", "warp", "varying"})
+                      "kernel", "kernel-args", "expect-kernel", "warp", "varying", "time-server"})
 """The keys of one scenario; a family's [values], [flavour-groups] and
 [[variant]] are expanded before (sandbox/scenario/family.py)."""
 _KERNEL_ARG_RE = re.compile(r"[A-Za-z0-9_.-]+(=[^\s\"']*)?")
@@ -90,17 +90,36 @@ def _expect_kernel(raw: object, where: Where) -> tuple[str, ...]:
     return () if raw == [] else names(raw, where, KERNEL_FINDINGS, "kernel finding")
 
 
-def _warp(raw: object, disks: tuple[Disk, ...], where: Where) -> bool:
-    """Time warp is on unless the scenario says `warp = false`, or attaches a
-    disk image (docs/time-warp.md says which scenarios cannot use it)."""
-    with_image = any(disk.has_image for disk in disks)
+def _warp(raw: object, disks: tuple[Disk, ...], server: TimeServer | None, where: Where) -> bool:
+    """Time warp is on unless the scenario says `warp = false`, attaches a
+    disk image or has a time server (docs/time-warp.md says which scenarios
+    cannot use it)."""
+    why_not = (_WARP_WITH_DISK_WHY if any(disk.has_image for disk in disks)
+               else _WARP_WITH_SERVER_WHY if server is not None else None)
     if raw is None:
-        return not with_image
+        return why_not is None
     if not isinstance(raw, bool):
         where.fail(f"expected true or false, got {type_name(raw)}")
-    if raw and with_image:
-        where.fail(_WARP_WITH_DISK_WHY)
+    if raw and why_not is not None:
+        where.fail(why_not)
     return raw
+
+
+def _time_server(document: Mapping[str, object], kernel: str, userlands: Userlands,
+                 steps: tuple[Step, ...], where: Where) -> TimeServer | None:
+    """[time-server]: needs a kernel with a network; an ntp-sync step needs it
+    (the guest has a network only then)."""
+    server = (parse_time_server(document["time-server"], userlands, where.at("time-server"))
+              if "time-server" in document else None)
+    if server is not None and not VARIANTS[kernel].has_network:
+        with_net = " or ".join(repr(name) for name, variant in VARIANTS.items() if variant.has_network)
+        where.at("kernel").fail(f"kernel '{kernel}' is built without a network; a [time-server] "
+                                f"needs kernel = {with_net}")
+    for step in steps:
+        if isinstance(step, NtpSyncStep) and server is None:
+            where.at("step").item(step.index).at("ntp-sync").fail(
+                "no [time-server]: the guest has a network only with one")
+    return server
 
 
 def _varying(raw: object, catalogue: Catalogue, where: Where) -> tuple[str, ...]:
@@ -108,16 +127,6 @@ def _varying(raw: object, catalogue: Catalogue, where: Where) -> tuple[str, ...]
     known = sorted({name for probe in catalogue.probes + catalogue.tool_info
                     for call in probe.call_info.values() for name in call.fields})
     return () if raw == [] else names(raw, where, tuple(known), "field")
-
-
-def _rtc(raw: object, where: Where) -> int:
-    seconds = parse_time_value(raw, where)
-    if not RTC_MIN <= seconds <= RTC_MAX:
-        where.fail(
-            f"{format_time(seconds)} is outside {format_time(RTC_MIN)}..{format_time(RTC_MAX)}: "
-            + _RTC_LIMIT_WHY
-        )
-    return seconds
 
 
 def _timeout(raw: object, where: Where) -> Number:
@@ -157,7 +166,7 @@ def _scenario(document: dict[str, object], file: str, variant: str, catalogue: C
     if not isinstance(description, str):
         where.at("description").fail(f"expected a string, got {type_name(description)}")
     guards.text(description, where.at("description"))
-    rtc = _rtc(require(document, "rtc", where), where.at("rtc"))
+    rtc = rtc_time(require(document, "rtc", where), where.at("rtc"))
     chosen = _machines(document.get("machines", list(machines)), where.at("machines"), machines)
     timeout = _timeout(document.get("timeout", DEFAULT_TIMEOUT), where.at("timeout"))
     disks = parse_disks(document.get("disk", []), where.at("disk"))
@@ -167,7 +176,8 @@ def _scenario(document: dict[str, object], file: str, variant: str, catalogue: C
     expect_kernel = _expect_kernel(document.get("expect-kernel", []), where.at("expect-kernel"))
     context = StepContext(catalogue, chosen, userlands or NO_USERLANDS)
     steps = parse_steps(require(document, "step", where), where.at("step"), context)
-    warp = _warp(document.get("warp"), disks, where.at("warp"))
+    time_server = _time_server(document, kernel, userlands or NO_USERLANDS, steps, where)
+    warp = _warp(document.get("warp"), disks, time_server, where.at("warp"))
     varying = _varying(document.get("varying", []), catalogue, where.at("varying"))
     if not warp:  # under time warp a wait takes guest time, not the timeout's wall time
         guards.waits(((s.index, s.seconds) for s in steps if isinstance(s, WaitStep)), timeout, where.at("step"))
@@ -188,6 +198,7 @@ def _scenario(document: dict[str, object], file: str, variant: str, catalogue: C
         variant=variant,
         warp=warp,
         varying=varying,
+        time_server=time_server,
     )
 
 

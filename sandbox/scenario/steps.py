@@ -15,6 +15,10 @@ before each of its flavours runs, so every flavour starts from the same
 instant: how timers and timeouts armed just before 2038 are compared.
 A sysctl step writes a kernel setting: sysctl = "kernel.time32_syscalls",
 value = "deny" (/proc/sys/kernel/time32_syscalls; must succeed).
+An ntp-sync step = <userland> starts that userland's chronyd as the NTP
+client of the scenario's [time-server] (or of `server`, an IPv4 address) and
+waits up to `timeout` guest seconds for it to step the clock; with
+must-step = false a timeout is an observation ("not stepped"), not a failure.
 
 Where a machine behaves differently, a probe step says so explicitly:
 [step.expect-on.<machine>.<flavour>] has the shape of [step.expect.<flavour>]
@@ -25,6 +29,7 @@ scenario's, and must run the flavour.
 from __future__ import annotations
 
 import datetime as _dt
+import ipaddress
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -38,13 +43,18 @@ from sandbox.scenario.guards import clock_time, finite
 from sandbox.scenario.matchers import MATCHERS, Matcher, MatcherError, bare_matcher, errno_matcher
 from sandbox.base.machines import DEBIAN_ARCHS, MACHINES
 from sandbox.scenario.faketime import PACKAGE as FAKETIME_PACKAGE, FakeTime, FakeTimeError, parse_faketime
-from sandbox.scenario.model import (ERRNO_FIELD, HWCLOCK, RUN_PROBE, SET_CLOCK_VIA, Expectation, HwclockStep,
-                                    ProbeStep, RunStep, SetClockStep, Step, SysctlStep, WaitStep)
+from sandbox.scenario.model import (CHRONY_PACKAGE, ERRNO_FIELD, HWCLOCK, NTP_CALL, NTP_PROBE, RUN_PROBE,
+                                    SET_CLOCK_VIA, Expectation, HwclockStep, NtpSyncStep, ProbeStep, RunStep,
+                                    SetClockStep, Step, SysctlStep, WaitStep)
 from sandbox.scenario.userlands import NO_USERLANDS, Userlands
 
 EXPECT_ON = "expect-on"  # a probe step's per-machine expectations
 RTC_MIN = parse_time("1970-01-01T00:00:00Z")
 RTC_MAX = parse_time("2099-12-31T23:59:59Z")
+RTC_LIMIT_WHY = (
+    "QEMU's -rtc base sets the emulated CMOS/RTC clock, which only holds "
+    "1970..2099; reach later times with a set-clock step"
+)
 _PHASE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
@@ -53,6 +63,15 @@ class StepContext:
     catalogue: Catalogue
     machines: Mapping[str, tuple[str, ...]]  # the scenario's machines and their flavours
     userlands: Userlands = NO_USERLANDS
+
+
+def rtc_time(raw: object, where: Where) -> int:
+    """A time a guest's RTC starts at (QEMU's -rtc base): within RTC_MIN..RTC_MAX."""
+    seconds = parse_time_value(raw, where)
+    if not RTC_MIN <= seconds <= RTC_MAX:
+        where.fail(f"{format_time(seconds)} is outside {format_time(RTC_MIN)}..{format_time(RTC_MAX)}: "
+                   + RTC_LIMIT_WHY)
+    return seconds
 
 
 def parse_time_value(raw: object, where: Where) -> int:
@@ -199,7 +218,7 @@ def _probe_userland(table: Mapping[str, object], where: Where, context: StepCont
     architecture the probes are built dynamically for."""
     if "userland" not in table:
         return None
-    name = _runnable(string(table["userland"], where.at("userland")), where.at("userland"), context)
+    name = runnable(string(table["userland"], where.at("userland")), where.at("userland"), context)
     arch = context.userlands.by_name[name].arch
     if arch not in DEBIAN_ARCHS:
         where.at("userland").fail(f"userland '{name}' is {arch}: no probes are built for it "
@@ -240,11 +259,11 @@ def _run_info(program: str, userlands: tuple[str, ...], timed: bool) -> ProbeInf
 def _userlands(raw: object, where: Where, context: StepContext) -> tuple[str, ...]:
     chosen = names(raw, where, tuple(context.userlands.by_name), "userland")
     for index, name in enumerate(chosen):
-        _runnable(name, where.item(index), context)
+        runnable(name, where.item(index), context)
     return chosen
 
 
-def _runnable(name: str, where: Where, context: StepContext) -> str:
+def runnable(name: str, where: Where, context: StepContext) -> str:
     """A known userland that every machine of the scenario can run."""
     userland = context.userlands.get(name)
     if userland is None:
@@ -292,14 +311,56 @@ def _run_step(table: Mapping[str, object], index: int, where: Where, context: St
     pattern = _time_pattern(table["time-pattern"], where.at("time-pattern")) if "time-pattern" in table else None
     info = _run_info(argv[0].rsplit("/", 1)[-1], userlands, pattern is not None)
     expectations = _run_expectations(table.get("expect", {}), info, where.at("expect"))
+    return RunStep(index, phase, argv, userlands, expectations, _one_call_machine_expectations(table, info, where, context),
+                   stdin=stdin, timeout=timeout, time_pattern=pattern, info=info)  # type: ignore[arg-type]
+
+
+def _one_call_machine_expectations(table: Mapping[str, object], info: ProbeInfo, where: Where,
+                                   context: StepContext) -> Mapping[str, tuple[Expectation, ...]]:
+    """[step.expect-on.<machine>.<flavour>] of a step whose observations have one call."""
     on_machines: dict[str, tuple[Expectation, ...]] = {}
     for machine, raw in as_table(table.get(EXPECT_ON, {}), where.at(EXPECT_ON)).items():
         if machine not in context.machines:
             where.at(EXPECT_ON).at(machine).fail(
                 f"machine '{machine}' is not among the scenario's machines ({', '.join(context.machines)})")
         on_machines[machine] = _run_expectations(raw, info, where.at(EXPECT_ON).at(machine))
-    return RunStep(index, phase, argv, userlands, expectations, MappingProxyType(on_machines),
-                   stdin=stdin, timeout=timeout, time_pattern=pattern, info=info)  # type: ignore[arg-type]
+    return MappingProxyType(on_machines)
+
+
+NTP_SYNC_TIMEOUT_MAX = 600
+NTP_FIELDS = {"result": "text", "step": "number", "clock": "time", "reference": "text", "stratum": "number",
+              "leap": "text", "log": "text", "tracking": "text", "sources": "text"}
+"""What an ntp-sync step observes (sandbox/run/chrony.py): result ("stepped",
+"not stepped", "exited"), the step chronyd logged, the clock after it, and
+chronyc's tracking (reference, stratum, leap status) and sources."""
+
+
+def _ntp_sync_step(table: Mapping[str, object], index: int, where: Where, context: StepContext) -> NtpSyncStep:
+    userland = runnable(string(table["ntp-sync"], where.at("ntp-sync")), where.at("ntp-sync"), context)
+    if CHRONY_PACKAGE not in context.userlands.by_name[userland].packages:
+        where.at("ntp-sync").fail(f"userland '{userland}' has no {CHRONY_PACKAGE} (add it to its packages "
+                                  "in rootfs/userlands.toml)")
+    phase = _phase(require(table, "phase", where), where.at("phase"))
+    timeout = table.get("timeout", 30)
+    if not is_number(timeout) or not 0 < timeout <= NTP_SYNC_TIMEOUT_MAX:  # type: ignore[operator]
+        where.at("timeout").fail(f"expected a number of seconds in (0, {NTP_SYNC_TIMEOUT_MAX}], got {timeout!r}")
+    server = _ipv4(table["server"], where.at("server")) if "server" in table else None
+    must_step = table.get("must-step", True)
+    if not isinstance(must_step, bool):
+        where.at("must-step").fail(f"expected true or false, got {type_name(must_step)}")
+    info = ProbeInfo(NTP_PROBE, (userland,), MappingProxyType({NTP_CALL: CallInfo(
+        NTP_CALL, MappingProxyType(NTP_FIELDS), (userland,))}))
+    expectations = _run_expectations(table.get("expect", {}), info, where.at("expect"))
+    return NtpSyncStep(index, phase, userland, server, timeout, must_step, expectations,  # type: ignore[arg-type]
+                       _one_call_machine_expectations(table, info, where, context), info)
+
+
+def _ipv4(raw: object, where: Where) -> str:
+    text = string(raw, where)
+    try:
+        return str(ipaddress.IPv4Address(text))
+    except ValueError:
+        where.fail(f"{text!r} is not an IPv4 address such as \"10.38.0.1\"")
 
 
 def _machine_expectations(
@@ -396,6 +457,8 @@ ACTIONS: Mapping[str, ActionKind] = MappingProxyType(
         "hwclock": ActionKind(frozenset({"hwclock"}), _hwclock_step),
         "wait": ActionKind(frozenset({"wait"}), _wait_step),
         "sysctl": ActionKind(frozenset({"sysctl", "value"}), _sysctl_step),
+        "ntp-sync": ActionKind(frozenset({"ntp-sync", "phase", "timeout", "server", "must-step", "expect",
+                                          EXPECT_ON}), _ntp_sync_step),
     }
 )
 
@@ -416,7 +479,7 @@ def _step(raw: object, index: int, where: Where, context: StepContext) -> Step:
 def _unique_phases(steps: tuple[Step, ...], where: Where) -> None:
     seen: dict[str, int] = {}
     for step in steps:
-        if isinstance(step, (ProbeStep, RunStep)):
+        if isinstance(step, (ProbeStep, RunStep, NtpSyncStep)):
             if step.phase in seen:
                 where.item(step.index).at("phase").fail(
                     f"phase '{step.phase}' already names step[{seen[step.phase]}]"
