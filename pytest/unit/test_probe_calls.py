@@ -3,7 +3,9 @@ says it prints (`<binary> --list`, which calls nothing) and the fields its
 source can print.
 
 Builds the x86_64 set (four flavours and the tools) with rootfs/Makefile into
-a temporary folder. No probe is ever run for real here: only `--list`, which
+a temporary folder, as the initramfs holds it (MULTICALL=1: one binary per
+flavour, each name a symlink to it), so every name is also checked to run
+its own program. No probe is ever run for real here: only `--list`, which
 prints call names and exits (time32 and settime would otherwise touch the
 clock of this host). i386 binaries run directly, or through qemu-i386 where
 this host's kernel does not run them itself.
@@ -151,7 +153,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     "the i386 flavours cannot be built")
     out = tmp_path_factory.mktemp("probes")
     jobs = min(os.cpu_count() or 1, 4)
-    result = subprocess.run(["make", "--no-print-directory", "-C", str(ROOTFS), f"-j{jobs}", f"OUT={out}"],
+    result = subprocess.run(["make", "--no-print-directory", "-C", str(ROOTFS), f"-j{jobs}", f"OUT={out}",
+                             "MULTICALL=1"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=MAKE_ENV,
                             check=False)
     assert result.returncode == 0, f"make failed:\n{result.stdout[-4000:]}"
@@ -187,3 +190,11 @@ def test_probe_lists_the_manifest_calls(built: Path, probe: str, flavour: str) -
 @pytest.mark.parametrize("tool", list(TOOLS))
 def test_tool_lists_the_manifest_calls(built: Path, tool: str) -> None:
     assert list_calls(built / "tools" / tool) == list(_calls(f"tool.{tool}", TOOLS[tool]))
+
+
+def test_a_multicall_binary_called_by_another_name_runs_nothing_and_names_its_programs(built: Path) -> None:
+    result = subprocess.run([str(built / "native64" / "multicall"), "--list"], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 127 and result.stdout == ""
+    named = result.stderr.split("run it as one of:", 1)[1].split()
+    assert named == [*PROBES, *TOOLS]  # native64 is x86_64's tools flavour: the tools are in it too

@@ -34,6 +34,7 @@ from sandbox.build.cpio import Entry
 from sandbox.build.deps import unpacked_package
 from sandbox.build.rootfs_manifest import MANIFEST, Busybox, HostBinary, Manifest, load_manifest
 
+MULTICALL = "multicall"  # rootfs/Makefile's name for a flavour's one binary
 _BUILDER_SOURCES = (Path(__file__), Path(cpio.__file__), Path(rootfs_manifest.__file__))
 _C_LOCALE = {**os.environ, "LC_ALL": "C"}
 
@@ -189,6 +190,7 @@ def _make_probes(inputs: _Inputs, out: Path, log: Path) -> None:
         f"TOOLS_FLAVOUR={target.tools_flavour}",
         f"PROBES={' '.join(manifest.catalogue.names())}",
         f"TOOLS={' '.join(manifest.catalogue.tools)}",
+        "MULTICALL=1",  # one static binary per flavour, every probe and tool a symlink to it
     ]
     result = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=_C_LOCALE, check=False)
@@ -236,18 +238,36 @@ def _entries(inputs: _Inputs, key: str, built: Path) -> list[Entry]:
     applets = ["bin/sh", *(a for a in _busybox_applets(inputs.busybox.path) if a != "bin/sh")]
     entries += [Entry.symlink(a, "/bin/busybox") for a in applets if a not in taken]
 
-    for probe in manifest.catalogue.probes:
-        for flavour in target.flavours:
-            if flavour in probe.flavours:
-                data = _binary(built / flavour / probe.name)
-                entries.append(Entry.file(f"{manifest.probes_dir}/{flavour}/{probe.name}", data, 0o755))
-    for tool in manifest.catalogue.tools:
-        data = _binary(built / "tools" / tool)
-        entries.append(Entry.file(f"{manifest.tools_dir}/{tool}", data, 0o755))
+    entries += _programs(inputs, built)
 
     info = f"machine={target.name}\nkey={key}\n".encode()
     entries.append(Entry.file("etc/y2038-initramfs", info))
     return cpio.with_parents(entries)
+
+
+def _link(path: Path, target: str) -> None:
+    """The probe build (MULTICALL=1) made `path` a symlink to `target`."""
+    if not path.is_symlink() or os.readlink(path) != target:
+        raise SandboxError(f"initramfs: the probe build did not link {path} to {target}")
+
+
+def _programs(inputs: _Inputs, built: Path) -> list[Entry]:
+    """Each flavour's multi-call binary (rootfs/probes/multicall.c), once, at
+    /probes/<flavour>/multicall; every probe of the flavour a symlink to it,
+    every tool a symlink to the tools' flavour's (they are linked into it)."""
+    target, manifest = inputs.machine, inputs.manifest
+    entries = [Entry.file(f"{manifest.probes_dir}/{flavour}/{MULTICALL}", _binary(built / flavour / MULTICALL), 0o755)
+               for flavour in target.flavours]
+    for probe in manifest.catalogue.probes:
+        for flavour in target.flavours:
+            if flavour in probe.flavours:
+                _link(built / flavour / probe.name, MULTICALL)
+                entries.append(Entry.symlink(f"{manifest.probes_dir}/{flavour}/{probe.name}", MULTICALL))
+    tools_binary = f"/{manifest.probes_dir}/{target.tools_flavour}/{MULTICALL}"
+    for tool in manifest.catalogue.tools:
+        _link(built / "tools" / tool, f"../{target.tools_flavour}/{MULTICALL}")
+        entries.append(Entry.symlink(f"{manifest.tools_dir}/{tool}", tools_binary))
+    return entries
 
 
 @contextmanager
