@@ -45,6 +45,16 @@ def test_time_warp_counts_instructions_and_puts_the_rtc_on_guest_time(tmp_path: 
     assert "tsc=reliable" not in arm and "sysctl.vm.compaction_proactiveness=0" in arm  # kcompactd's 500 ms
 
 
+@pytest.mark.parametrize(("name", "expected"), [("x86_64", {"no_timer_check", "pty.legacy_count=0"}),
+                                                ("i386", {"no_timer_check", "pty.legacy_count=0"}),
+                                                ("armhf", {"pty.legacy_count=0"})])
+def test_every_boot_skips_the_timer_check_and_the_legacy_ptys(tmp_path: Path, name: str,
+                                                               expected: set[str]) -> None:
+    for warp in (False, True):
+        append = set(option(qemu_argv(request(tmp_path, warp=warp, machine=MACHINES[name])), "-append")[0].split())
+        assert expected <= append and ("no_timer_check" in append) == (name != "armhf")
+
+
 def test_every_boot_seeds_the_guest_random_pool(tmp_path: Path) -> None:
     """/init credits the seed (rootfs/probes/seedrng.c): 64 hex digits, the same on every boot."""
     seeds = [a for a in option(qemu_argv(request(tmp_path)), "-append")[0].split() if a.startswith("y2038.seed=")]

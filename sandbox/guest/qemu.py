@@ -88,7 +88,7 @@ def qemu_argv(req: BootRequest) -> list[str]:
     m = req.machine
     warp_qemu, warp_kernel, warp_rtc = warp_args(req)
     cmdline = " ".join((f"console={m.console_tty}", "panic=-1", f"y2038.agent={m.agent_tty}",
-                        f"y2038.seed={SEED}", *warp_kernel, *req.append))
+                        f"y2038.seed={SEED}", *m.boot_append, *warp_kernel, *req.append))
     return [
         m.qemu, "-sandbox", SANDBOX, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
         *m.qemu_machine, *(("-m", str(req.memory_mib)) if req.memory_mib else ()), "-accel", req.accel,
