@@ -38,6 +38,15 @@ def test_a_named_value_stands_for_any_toml_value() -> None:
         ("time64", "clock_gettime", "seconds"): "= 2040-01-01T00:00:00Z"}
 
 
+def test_a_value_may_refer_to_values_and_a_loop_is_refused() -> None:
+    (scenario,) = parse(HEAD + '[values]\nwindow = ["2040-01-01T00:00:00Z", "2040-01-01T00:02:00Z"]\n'
+                        'reads = { time = { seconds = { between = "$window" } } }\n'
+                        'row = { time64 = "$reads" }\n' + STEP + 'expect = "$row"\n')
+    assert fields(scenario) == {("time64", "time", "seconds"): "in [2040-01-01T00:00:00Z, 2040-01-01T00:02:00Z]"}
+    with pytest.raises(InputError, match="values refer to values more than 8 deep"):
+        parse(HEAD + '[values]\na = { b = "$b" }\nb = { a = "$a" }\n' + STEP + 'expect = "$a"\n')
+
+
 def test_a_flavour_group_applies_to_each_member_and_a_member_table_wins() -> None:
     (scenario,) = parse(HEAD + '[flavour-groups]\nold = ["time32-syscall", "time32-libc"]\n'
                         + STEP + 'flavours = ["old", "time64"]\n'
