@@ -83,7 +83,8 @@ def sync_shell(userland: str, server: str, timeout: float, must_step: bool) -> s
     root = shlex.quote(f"/userlands/{userland}")
     ticks = max(1, round(timeout / POLL_SECONDS))
     chronyc = [_in_userland(userland, ["/usr/bin/chronyc", "-n", what]) for what in ("tracking", "sources")]
-    failing = f"cat {root}{LOG} >&2; exit 1" if must_step else "exit 0"
+    failing = (f"echo 'chronyd did not step the clock within {timeout:g} s; its log:' >&2;"
+               f" cat {root}{LOG} >&2; exit 1") if must_step else "exit 0"
     return (
         f"{start_shell(userland, client_conf(server))} || exit 1\n"
         f"result='not stepped'; n=0\n"

@@ -114,9 +114,15 @@ OUTPUTS: dict[str, Callable[[GuestCommand, CommandRecord, str, str], list[Observ
 """How a command's output becomes observations, by GuestCommand.output."""
 
 
+SHELL_SHOWN = 120  # characters of a failed command's shell in the run's detail (run.json has it whole)
+
+
 def _step_error(command: GuestCommand, record: CommandRecord) -> str:
     output = " | ".join(part for part in (record.stderr.strip(), record.stdout.strip()) if part)
-    return f"{command.phase} ({command.shell}) exited {record.exit_code}: {output or 'no output'}"
+    shell = command.shell.strip().splitlines()[0] if command.shell.strip() else ""
+    if len(shell) > SHELL_SHOWN or "\n" in command.shell.strip():
+        shell = shell[:SHELL_SHOWN - 1] + "…"
+    return f"{command.phase} ({shell}) exited {record.exit_code}: {output or 'no output'}"
 
 
 @dataclass
