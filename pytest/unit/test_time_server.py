@@ -201,3 +201,21 @@ def test_a_time_server_scenario_needs_the_servers_boot(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="needs its boot"):
         run_scenario(scenario, BOOT, tmp_path / "run", start)
     assert json.loads((tmp_path / "run" / "run.json").read_text())["outcome"] == "error"
+
+
+def test_an_interrupted_run_stops_both_guests_and_says_so(tmp_path: Path) -> None:
+    (scenario,) = [s for s in suite.load_all([ROLLOVER]) if s.variant == "debian12-i386"]
+    start, guests = two_guests(captured("ntp-server")[0])
+
+    def interrupting(request: BootRequest) -> ReplayGuest:
+        guest = start(request)
+        if request.evidence.name != SERVER_FOLDER:
+            def run(command: str, deadline: object) -> None:
+                raise KeyboardInterrupt
+            guest.run = run  # type: ignore[method-assign]
+        return guest
+    with pytest.raises(KeyboardInterrupt):
+        run_scenario(scenario, BOOT, tmp_path / "run", interrupting, server_boot=SERVER_BOOT)
+    assert guests["server"].stopped and guests["client"].stopped
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["outcome"] == "interrupted" and run["time_server"]["boot_seconds"] == 0.25
