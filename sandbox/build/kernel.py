@@ -148,9 +148,8 @@ def make_image(tree: Path, build: Path, machine: Machine, log: Path, ccache: boo
 
 
 def source_for(request: KernelRequest, version: str) -> tuple[Path, str]:
-    """The shared tree checked out for this request (hold the kernel-tree lock)."""
-    tree = baseline_tree(version)
-    return tree, checkout(tree, _series_for(request))
+    """The tree to build this request in, checked out (hold the kernel-tree lock)."""
+    return checkout(baseline_tree(version), _series_for(request))
 
 
 def compile_in(tree: Path, build: Path, request: KernelRequest, label: str,

@@ -106,13 +106,29 @@ def branch_with(tree: Path, branch: str, base: str, patches: tuple[Path, ...], o
     return branch
 
 
-def checkout(tree: Path, series: Series) -> str:
-    """Check out the baseline with the series applied; returns the branch.
+def baseline_worktree(tree: Path) -> Path:
+    """A second working tree of `tree`, fixed at the baseline, made once.
+
+    A pristine kernel builds there, so the shared tree never leaves the
+    series: a checkout rewrites every file that differs (9 patches touch
+    headers nearly every object includes) with a new mtime, and the next
+    series or mutant build of every machine would recompile all of it."""
+    worktree = tree.with_name(tree.name + "-baseline")
+    if not (worktree / ".git").exists():
+        shutil.rmtree(worktree, ignore_errors=True)  # a half-made one
+        _git(tree, "worktree", "prune")
+        with step(f"making a worktree of the baseline in {worktree}"):
+            _git(tree, "worktree", "add", "-q", "--detach", str(worktree), BASELINE_TAG)
+    return worktree
+
+
+def checkout(tree: Path, series: Series) -> tuple[Path, str]:
+    """The tree to build in and its branch: `tree` with the series applied,
+    or, for a series of no patches, the baseline's own worktree.
 
     Each distinct series gets a branch named after its digest, so switching
-    between variants (with and without the series) is a cheap checkout.
+    between two series is a cheap checkout.
     """
     if not series.patches:
-        _git(tree, "checkout", "-q", "--detach", BASELINE_TAG)
-        return BASELINE_TAG
-    return branch_with(tree, f"series-{series.digest[:12]}", BASELINE_TAG, series.patches, "Debian's tree")
+        return baseline_worktree(tree), BASELINE_TAG
+    return tree, branch_with(tree, f"series-{series.digest[:12]}", BASELINE_TAG, series.patches, "Debian's tree")
