@@ -601,11 +601,12 @@ CALL(semtimedop)
 CALL(recvmmsg)
 CALL(gettimeofday)
 
-/* "Time32_syscalls:" from /proc/self/status. */
+/* "Time32_syscalls:" and "Time32_truncations:" from /proc/self/status
+ * (the second since series v2: "absent" before). */
 static void status_run(void *ctx)
 {
 	char line[256];
-	long long count = -1;
+	long long count = -1, truncations = -1, value;
 	FILE *status = fopen("/proc/self/status", "r");
 
 	(void)ctx;
@@ -613,15 +614,22 @@ static void status_run(void *ctx)
 		probe_errno(PROBE, "status", errno);
 		return;
 	}
-	while (count < 0 && fgets(line, sizeof(line), status))
-		if (sscanf(line, "Time32_syscalls: %lld", &count) != 1)
-			count = -1;
+	while (fgets(line, sizeof(line), status)) {
+		if (sscanf(line, "Time32_syscalls: %lld", &value) == 1)
+			count = value;
+		else if (sscanf(line, "Time32_truncations: %lld", &value) == 1)
+			truncations = value;
+	}
 	fclose(status);
 	probe_begin(PROBE, "status");
 	if (count < 0)
 		probe_str("time32_syscalls", "absent");
 	else
 		probe_i64("time32_syscalls", count);
+	if (truncations < 0)
+		probe_str("time32_truncations", "absent");
+	else
+		probe_i64("time32_truncations", truncations);
 	probe_end();
 }
 
@@ -638,12 +646,15 @@ static void own_comm(char *comm, size_t size)
 }
 
 /* The policy's reports about this task in the kernel log: lines
- * "time32: <comm>[<pid>] called <syscall> (allowed|denied)". */
+ * "time32: <comm>[<pid>] called <syscall> (allowed|denied)", and the
+ * truncations "time32: <comm>[<pid>] tgid <pid> truncated <v> to <w> in
+ * <site> (syscall <n>)" (or "passed <v> in <site>", a negative time). */
 static void kmsg_run(void *ctx)
 {
-	char record[1024], comm[32], prefix[80], first[64] = "";
-	long long reported = 0, denied = 0;
-	size_t prefix_len;
+	char record[1024], comm[32], prefix[80], tprefix[96], first[64] = "";
+	char truncated_in[64] = "";
+	long long reported = 0, denied = 0, truncated = 0;
+	size_t prefix_len, tprefix_len;
 	ssize_t n;
 	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 
@@ -655,6 +666,9 @@ static void kmsg_run(void *ctx)
 	own_comm(comm, sizeof(comm));
 	snprintf(prefix, sizeof(prefix), "time32: %s[%d] called ", comm, (int)getpid());
 	prefix_len = strlen(prefix);
+	snprintf(tprefix, sizeof(tprefix), "time32: %s[%d] tgid %d ", comm,
+		 (int)getpid(), (int)getpid());
+	tprefix_len = strlen(tprefix);
 	/* One record per read; EPIPE when records were overwritten meanwhile. */
 	while ((n = read(fd, record, sizeof(record) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
 		const char *text;
@@ -663,6 +677,15 @@ static void kmsg_run(void *ctx)
 			continue;
 		record[n] = '\0';
 		text = strchr(record, ';');
+		if (text && strncmp(text + 1, tprefix, tprefix_len) == 0) {
+			const char *in = strstr(text, " in ");
+
+			if ((strncmp(text + 1 + tprefix_len, "truncated ", 10) == 0 ||
+			     strncmp(text + 1 + tprefix_len, "passed ", 7) == 0) && in &&
+			    truncated++ == 0)
+				sscanf(in + 4, "%63s", truncated_in);
+			continue;
+		}
 		if (!text || strncmp(text + 1, prefix, prefix_len) != 0)
 			continue;
 		if (reported++ == 0)
@@ -676,6 +699,9 @@ static void kmsg_run(void *ctx)
 	probe_i64("denied", denied);
 	if (reported)
 		probe_str("first", first);
+	probe_i64("truncated", truncated);
+	if (truncated)
+		probe_str("truncated_in", truncated_in);
 	probe_end();
 }
 
