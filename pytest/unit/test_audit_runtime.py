@@ -21,7 +21,8 @@ from sandbox.audit.record import BinaryAudit, Origin
 from sandbox.audit.runtime import (RuntimeAudit, item_of, refuses_time32, runnable, runtime_record, tree_name,
                                    _runs_of)
 from sandbox.audit.runtime_boot import Ran, overlay_archive
-from sandbox.audit.runtime_facts import Refusal, Time32Call, clock_readings, refusals, shape, time32_calls
+from sandbox.audit.runtime_facts import (Refusal, Time32Call, Time32Truncation, clock_readings, refusals, shape,
+                                         time32_calls, time32_truncations)
 from sandbox.audit.runtime_plan import (CLOCK, COLLECT, DEFAULT_MOMENTS, RUN, SETUP, Moment, Subject, plan,
                                         run_shell)
 from sandbox.audit.runtime_verdict import (BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE, Runs, RunFacts,
@@ -120,6 +121,47 @@ def test_kernel_log_lines_become_calls_and_the_wrapper_is_left_out() -> None:
            "[    1.42] time32: x[60] called futex_time32 (denied)\n"
            "[    1.43] rtc: something else\n")
     assert time32_calls(log) == (Time32Call("my prog", 59, "utimensat_time32"), Time32Call("x", 60, "futex_time32"))
+
+
+def test_truncation_lines_become_truncations_with_what_the_program_got() -> None:
+    log = ("[    2.01] time32: time32[81] tgid 81 truncated 2147483670 to -2147483626 in put_old_timespec32 "
+           "(syscall 265)\n"
+           "[    2.02] time32: my prog[90] tgid 88 passed -12 in get_old_timespec32 (syscall 162)\n"
+           "[    2.03] time32: timeout[52] tgid 52 truncated 2147483671 to -2147483625 in time (syscall 13)\n"
+           "[    2.04] time32: time32[81] called clock_gettime32 (allowed)\n"
+           "[    2.05] time32: time32[81] tgid 81 exit: 27 time32 syscalls, 6 truncations\n")
+    assert time32_truncations(log) == (
+        Time32Truncation("time32", 81, 81, "put_old_timespec32", 2147483670, -2147483626, 265),
+        Time32Truncation("my prog", 90, 88, "get_old_timespec32", -12, None, 162))
+    assert [t.describe() for t in time32_truncations(log)] == [
+        "time32[81] put_old_timespec32 2147483670 -> -2147483626", "my prog[90] get_old_timespec32 passed -12"]
+    assert time32_calls(log) == (Time32Call("time32", 81, "clock_gettime32"),)
+
+
+KLOG = Path(__file__).resolve().parent.parent / "data" / "klog"
+
+
+@pytest.mark.parametrize("machine", ["x86_64"])
+def test_a_captured_series_v2_log_reports_truncations_only_for_the_raw_time32_program(machine: str) -> None:
+    """kernel.log of scenarios/kernel/time32-truncation.toml on the series v2
+    kernel: four runs of the time32 probe (comm "time32") per phase. The raw
+    syscall flavour is the process whose first reported call is
+    clock_gettime32; glibc's flavours (32- and 64-bit time_t) start with
+    clock_nanosleep_time32. Only the raw one got 1901, after the step."""
+    log = (KLOG / f"time32-truncation-{machine}.log").read_text()
+    first_call: dict[int, str] = {}
+    for call in time32_calls(log):
+        first_call.setdefault(call.pid, call.call)
+    raw = {pid for pid, call in first_call.items() if call == "clock_gettime32"}
+    libc = {pid for pid, call in first_call.items() if call == "clock_nanosleep_time32"}
+    assert len(raw) == 2 and len(libc) == 4  # before and after; glibc's two flavours before and after
+    truncated = time32_truncations(log)
+    assert truncated and {t.pid for t in truncated} < raw  # the "after" run only, never glibc's
+    assert all(t.pid == t.tgid and t.comm == "time32" and t.got is not None for t in truncated)
+    assert all(t.value > 2**31 - 1 and t.got == t.value - 2**32 for t in truncated)
+    sites = [t.site for t in truncated]
+    assert sites[0] == "put_old_timespec32" and len(sites) == len(set(sites))
+    assert ("time" in sites) == (machine != "armhf") and "gettimeofday" in sites and "put_old_timex32" in sites
 
 
 def test_shim_lines_become_refusals_and_anything_else_is_ignored() -> None:

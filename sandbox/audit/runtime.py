@@ -26,7 +26,7 @@ from sandbox.audit.inputs import USERLAND_INPUT, Candidate, expand
 from sandbox.audit.record import BinaryAudit, Rejected
 from sandbox.build.own_kernel import OwnKernel
 from sandbox.audit.runtime_boot import BootPlan, GuestFailed, Ran, boot_and_run
-from sandbox.audit.runtime_facts import refusals, time32_calls
+from sandbox.audit.runtime_facts import refusals, time32_calls, time32_truncations
 from sandbox.audit.runtime_plan import (COLLECT, DEFAULT_MOMENTS, FILES_GUEST_DIR, RUN, SHIM_GUEST_PATH, Moment,
                                         Subject, plan, split_collected)
 from sandbox.audit.runtime_verdict import RUNTIME_VERDICTS, NOT_EXERCISED, Runs, RunFacts, runtime_verdict
@@ -44,8 +44,9 @@ from sandbox.scenario.userlands import load_userlands
 BASE_USERLANDS = {"armhf": "debian12-armhf", "i386": "debian12-i386", "x86_64": "debian12-amd64"}
 """Where a file named by path (not <userland>:<package>) runs: its machine's
 Debian 12 userland gives it a C library and a shell."""
-TRUNCATIONS = ("not counted: the series kernel (v1) counts time32 calls per task, not the values they "
-               "truncated (series v2, issue 10); a silent wrong answer shows as changed output only")
+TRUNCATIONS = ("recorded per run (each run's \"truncations\": the series v2 kernel's reports of a time "
+               "it truncated to 32 bits for the program), not yet a verdict rule; glibc's own EOVERFLOW "
+               "and a wrong time the program computed itself are not the kernel's to see")
 SECONDS_PER_RUN_MARGIN = 15.0  # the agent's round trips and the collection, under TCG
 
 
@@ -134,14 +135,14 @@ def _runs_of(subject: Subject, ran: list[Ran], moments: tuple[Moment, ...]) -> t
             kernel, shim = split_collected(collected.stdout) if collected else ("", "")
             moment = moments[r.command.moment]
             runs.append(RunFacts(moment.label, moment.at, r.exit_code, r.stdout, r.stderr, r.seconds,
-                                 time32_calls(kernel), refusals(shim)))
+                                 time32_calls(kernel), refusals(shim), time32_truncations(kernel)))
     return tuple(runs)
 
 
 def runtime_record(audit: BinaryAudit, command: str, runs: tuple[RunFacts, ...], timeout: float) -> dict[str, object]:
     verdict, reason = runtime_verdict(Runs(audit.verdict, runs, timeout))
     return {"verdict": verdict, "reason": reason, "command": command, "runs": [r.to_json() for r in runs],
-            "truncations": None}
+            "truncations": [t.describe() for run in runs for t in run.truncations]}
 
 
 def _userlands(items: list[Item]) -> tuple[UserlandArtifact, ...]:

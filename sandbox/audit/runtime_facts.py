@@ -2,8 +2,16 @@
 
     time32_calls(kernel_log)   the series kernel's `log` policy lines
                                ("time32: sqlite3[212] called clock_gettime32
-                               (allowed)"): one per task and system call, the
-                               first time that task made it
+                               (allowed)"): one per process and system call,
+                               the first time that process made it
+    time32_truncations(kernel_log)
+                               the series v2 kernel's truncation lines
+                               ("time32: date[212] tgid 212 truncated
+                               2147483670 to -2147483626 in put_old_timespec32
+                               (syscall 265)"): the first time at each site
+                               that the kernel handed the process a time that
+                               does not fit in 32 bits ("passed -5 in
+                               get_old_timespec32": took a negative one)
     refusals(shim_log)         the preloaded shim's lines (rootfs/shim/):
                                "<pid> <program> <function>", a glibc call that
                                failed with EOVERFLOW
@@ -12,9 +20,11 @@
                                masked, blanks squeezed: two runs whose outputs differ only in
                                the time they print have the same shape
 
-The series (v1) counts time32 calls per task; it does not count the
-truncations those calls made (that comes with series v2, issue 10): a
-silent wrong answer shows only as changed output.
+Series v1 counted time32 calls per task only; series v2 (issue 10) also
+reports truncations. A kernel can only see the truncations it makes: a glibc
+2.34+ program with 32-bit time_t reads the 64-bit time and gets EOVERFLOW
+from glibc itself (refusals(), through the shim), and a program that keeps
+a 1901 it computed itself shows only as changed output.
 """
 from __future__ import annotations
 
@@ -24,6 +34,9 @@ from dataclasses import dataclass
 from sandbox.base.timefmt import days_from_civil
 
 TIME32_LINE = re.compile(r"time32: (?P<comm>.{1,16}?)\[(?P<pid>\d+)\] called (?P<call>\w+) \((?:allowed|denied)\)")
+TRUNCATION_LINE = re.compile(r"time32: (?P<comm>.{1,16}?)\[(?P<pid>\d+)\] tgid (?P<tgid>\d+) "
+                             r"(?:truncated (?P<value>-?\d+) to (?P<got>-?\d+)|passed (?P<negative>-?\d+)) "
+                             r"in (?P<site>\w+) \(syscall (?P<syscall>-?\d+)\)")
 REFUSAL_LINE = re.compile(r"(?P<pid>\d+) (?P<comm>.{1,16}) (?P<function>\w+)")
 WRAPPERS = frozenset({"timeout"})
 """Guest tools around every run (busybox's timeout waits for the program,
@@ -48,6 +61,21 @@ class Time32Call:
 
 
 @dataclass(frozen=True)
+class Time32Truncation:
+    comm: str
+    pid: int
+    tgid: int
+    site: str  # where the kernel narrowed it: put_old_timespec32, time, stat64, ...
+    value: int  # the full time
+    got: int | None  # what the program got in 32 bits; None: a negative time it passed
+    syscall: int  # the number in the program's ABI
+
+    def describe(self) -> str:
+        what = f"{self.value} -> {self.got}" if self.got is not None else f"passed {self.value}"
+        return f"{self.comm}[{self.pid}] {self.site} {what}"
+
+
+@dataclass(frozen=True)
 class Refusal:
     comm: str
     pid: int
@@ -60,6 +88,19 @@ def time32_calls(kernel_log: str) -> tuple[Time32Call, ...]:
         match = TIME32_LINE.search(line)
         if match and match["comm"] not in WRAPPERS:
             found.append(Time32Call(match["comm"], int(match["pid"]), match["call"]))
+    return tuple(found)
+
+
+def time32_truncations(kernel_log: str) -> tuple[Time32Truncation, ...]:
+    found = []
+    for line in kernel_log.splitlines():
+        match = TRUNCATION_LINE.search(line)
+        if match and match["comm"] not in WRAPPERS:
+            negative = match["negative"] is not None
+            found.append(Time32Truncation(
+                match["comm"], int(match["pid"]), int(match["tgid"]), match["site"],
+                int(match["negative"] if negative else match["value"]),
+                None if negative else int(match["got"]), int(match["syscall"])))
     return tuple(found)
 
 

@@ -12,7 +12,7 @@ STATIC_SHORT = {"unknown-needs-runtime": "unknown", "no-time-use": "no-time"}
 HEADER = f"{'runtime':<13} {'static':<7} {'machine':<6} file  evidence"
 
 
-TRUNCATIONS_SHORT = "not counted (the series v1 counts time32 calls, not values: issue 10)"
+TRUNCATIONS_SHORT = "the kernel's reports are kept per run (runs[].truncations), not yet judged"
 
 
 def keep_end(text: str, width: int) -> str:

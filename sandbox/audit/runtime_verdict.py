@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from sandbox.audit.runtime_facts import Refusal, Time32Call, clock_readings, shape
+from sandbox.audit.runtime_facts import Refusal, Time32Call, Time32Truncation, clock_readings, shape
 from sandbox.audit.verdict import MIXED, NEEDS_RUNTIME, TIME32, first_rule
 from sandbox.base.timefmt import format_time, parse_time
 
@@ -36,6 +36,7 @@ class RunFacts:
     seconds: float
     time32: tuple[Time32Call, ...] = ()
     refusals: tuple[Refusal, ...] = ()
+    truncations: tuple[Time32Truncation, ...] = ()  # series v2 kernels only
 
     @property
     def timed_out(self) -> bool:
@@ -45,7 +46,8 @@ class RunFacts:
         return {"label": self.label, "at": self.at, "exit": self.exit_code, "seconds": round(self.seconds, 3),
                 "timed_out": self.timed_out, "stdout": self.stdout, "stderr": self.stderr,
                 "time32": [f"{c.comm}[{c.pid}] {c.call}" for c in self.time32],
-                "refusals": [f"{r.comm}[{r.pid}] {r.function}" for r in self.refusals]}
+                "refusals": [f"{r.comm}[{r.pid}] {r.function}" for r in self.refusals],
+                "truncations": [t.describe() for t in self.truncations]}
 
 
 @dataclass(frozen=True)
