@@ -12,9 +12,10 @@
  *   {"probe":"time32","flavour":"time32-syscall","call":"clock_gettime","seconds":2147483600}
  *   {"probe":"time32","flavour":"time32-syscall","call":"futex","errno":"ENOSYS"}
  *   {"probe":"time32","flavour":"time32-syscall","call":"time","errno":"ENOSYS","absent":"no such syscall on this ABI"}
- *   {"probe":"time32","flavour":"time32-syscall","call":"status","time32_syscalls":27}
+ *   {"probe":"time32","flavour":"time32-syscall","call":"status","time32_syscalls":27,
+ *    "time32_truncations":6}
  *   {"probe":"time32","flavour":"time32-syscall","call":"kmsg","reported":26,"denied":0,
- *    "first":"clock_gettime32"}
+ *    "first":"clock_gettime32","truncated":4,"truncated_in":"put_old_timespec32"}
  *
  * Like clock.c, each call has two variants and the flavour picks one:
  *   time32-syscall  the legacy syscall number with the old 32-bit structs,
@@ -32,11 +33,14 @@
  * ENOSYS. clock_gettime is made twice, so that the count (status) exceeds
  * the number of reports (kmsg) when each syscall is reported once.
  *
- * status: "Time32_syscalls:" from /proc/self/status, or "absent" on a
- *         kernel without the policy.
+ * status: "Time32_syscalls:" and "Time32_truncations:" from
+ *         /proc/self/status (per process since series v2), or "absent" on
+ *         a kernel without them.
  * kmsg:   the lines "time32: <our comm>[<our pid>] called <syscall> (...)"
  *         in /dev/kmsg: all of them, those ending "(denied)", and the
- *         syscall named first ("first", when there is one).
+ *         syscall named first ("first", when there is one); and the
+ *         truncation reports "time32: <comm>[<pid>] tgid <pid> truncated
+ *         ..." (or "passed ..."): how many, and the site of the first.
  * Exit status: 0 when every call was attempted, 2 on usage errors.
  */
 #define _GNU_SOURCE
