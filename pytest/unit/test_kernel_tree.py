@@ -191,3 +191,23 @@ def test_kernel_tree_or_an_image_not_both() -> None:
 def test_the_kernel_is_named_with_its_tree(tmp_path: Path) -> None:
     own = OwnKernel(tmp_path / "vmlinux", tmp_path / "config", "x86_64", False, True, tree=Path("/src/linux"))
     assert own.describe().splitlines()[0] == "own kernel built from /src/linux (no series: time32 calls not logged)"
+
+
+def test_an_incbin_object_is_made_again_without_ccache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """armhf's piggy.o .incbin's the compressed Image, which ccache never
+    hashes: a hit once booted a v1 kernel's payload from a v2 zImage."""
+    from sandbox.build import kernel
+    piggy = tmp_path / "arch/arm/boot/compressed/piggy.o"
+    piggy.parent.mkdir(parents=True)
+    piggy.write_bytes(b"stale")
+    made: list[tuple[tuple[str, ...], dict[str, str] | None, bool]] = []
+
+    def make(source: Path, build: Path, machine: object, *targets: str, env: dict[str, str] | None = None,
+             **_: object) -> None:
+        made.append((targets, env, piggy.exists()))
+    monkeypatch.setattr(kernel, "_make", make)
+    kernel.make_image(tmp_path / "src", tmp_path, MACHINES["armhf"], tmp_path / "log")
+    assert made == [(("zImage",), None, True), (("zImage",), {"CCACHE_DISABLE": "1"}, False)]
+    made.clear()
+    kernel.make_image(tmp_path / "src", tmp_path, MACHINES["x86_64"], tmp_path / "log")
+    assert made == [(("vmlinux",), None, False)]

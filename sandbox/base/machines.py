@@ -53,6 +53,10 @@ class Machine:
     # Kernel arguments of every boot, warp or not: what the boot need not wait
     # for (docs/time-warp.md, "What a boot costs")
     boot_append: tuple[str, ...] = ()
+    # Objects of the boot image that ccache cannot key right: they .incbin a
+    # file the compiler's dependency list never names, so ccache would hand
+    # back the object of an earlier kernel (sandbox/build/kernel.py make_image)
+    uncached_objects: tuple[str, ...] = ()
 
 
 X86_64 = Machine(
@@ -107,6 +111,9 @@ ARMHF = Machine(
     cross_compile="arm-linux-gnueabihf-",
     make_targets=("zImage",),
     boot_image="arch/arm/boot/zImage",  # QEMU passes the initrd and its DTB
+    # piggy.S .incbin's the compressed Image (piggy_data): a ccache hit there
+    # once put a v1 kernel's payload into a v2 zImage.
+    uncached_objects=("arch/arm/boot/compressed/piggy.o",),
     config_fragment="armhf.config",
     qemu="qemu-system-arm",
     qemu_machine=("-M", "virt", "-cpu", "cortex-a15", "-m", "256"),

@@ -112,7 +112,7 @@ def ccache_counts() -> tuple[int, int]:
 
 
 def _make(tree: Path, build: Path, machine: Machine, *targets: str, log: Path,
-          ccache: bool = True, on_line: LineSink = None) -> None:
+          ccache: bool = True, on_line: LineSink = None, env: dict[str, str] | None = None) -> None:
     launcher = "ccache " if ccache else ""
     # HOSTCC too: the host tools (objtool, kconfig, dtc, fixdep) are the same
     # for every variant of a machine, so later variants get them from ccache.
@@ -120,7 +120,7 @@ def _make(tree: Path, build: Path, machine: Machine, *targets: str, log: Path,
             f"CROSS_COMPILE={machine.cross_compile}", f"CC={launcher}{machine.cross_compile}gcc",
             f"HOSTCC={launcher}gcc",
             f"-j{os.cpu_count() or 1}", *targets]
-    run(argv, env=_make_env(), log=log, on_line=on_line)
+    run(argv, env={**_make_env(), **(env or {})}, log=log, on_line=on_line)
 
 
 def configure(tree: Path, build: Path, request: KernelRequest, log: Path,
@@ -143,8 +143,24 @@ def configure(tree: Path, build: Path, request: KernelRequest, log: Path,
 
 def make_image(tree: Path, build: Path, machine: Machine, log: Path, ccache: bool = True,
                on_line: LineSink = None) -> None:
-    """make the machine's targets (incremental in an existing build folder)."""
+    """make the machine's targets (incremental in an existing build folder).
+
+    The machine's uncached objects are then made again with ccache off (same
+    command line, so kbuild redoes only them and what links them): ccache
+    keys an object by its source and the headers the compiler names, and
+    never sees the file an .incbin pulls in."""
     _make(tree, build, machine, *machine.make_targets, log=log, ccache=ccache, on_line=on_line)
+    if ccache:
+        remake_uncached(tree, build, machine, log, on_line)
+
+
+def remake_uncached(tree: Path, build: Path, machine: Machine, log: Path, on_line: LineSink = None) -> None:
+    """The machine's uncached objects made again without ccache, and the image with them."""
+    if not machine.uncached_objects:
+        return
+    for name in machine.uncached_objects:
+        (build / name).unlink(missing_ok=True)
+    _make(tree, build, machine, *machine.make_targets, log=log, on_line=on_line, env={"CCACHE_DISABLE": "1"})
 
 
 def source_for(request: KernelRequest, version: str) -> tuple[Path, str]:

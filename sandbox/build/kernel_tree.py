@@ -34,7 +34,7 @@ from sandbox.base.errors import SandboxError
 from sandbox.base.machines import MACHINES, Machine
 from sandbox.base.progress import metered, say
 from sandbox.build import kbuild, kconfig
-from sandbox.build.kernel import _make, _store, locked
+from sandbox.build.kernel import _make, _store, locked, remake_uncached
 from sandbox.build.own_kernel import MACHINE_OF, OwnKernel, own_kernel
 
 RECIPE = "2"  # bump when the way a tree is built changes
@@ -201,6 +201,7 @@ def _build(tree: Path, source: Path, build: Path, machine: Machine, base: str | 
             (build / ".config").write_text(merge_config(base, fragments))
             _make(source, build, machine, "olddefconfig", log=log, on_line=on_line)
             _make(source, build, machine, *machine.make_targets, log=log, on_line=on_line)
+            remake_uncached(source, build, machine, log, on_line)
     except SandboxError:
         raise SandboxError(f"--kernel-tree {tree}: the kernel build failed (log: {log})") from None
     seconds = round(time.monotonic() - start, 1)
