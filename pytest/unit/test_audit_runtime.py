@@ -141,7 +141,7 @@ def test_truncation_lines_become_truncations_with_what_the_program_got() -> None
 KLOG = Path(__file__).resolve().parent.parent / "data" / "klog"
 
 
-@pytest.mark.parametrize("machine", ["x86_64"])
+@pytest.mark.parametrize("machine", ["x86_64", "i386", "armhf"])
 def test_a_captured_series_v2_log_reports_truncations_only_for_the_raw_time32_program(machine: str) -> None:
     """kernel.log of scenarios/kernel/time32-truncation.toml on the series v2
     kernel: four runs of the time32 probe (comm "time32") per phase. The raw
