@@ -17,13 +17,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox.base.errors import InputError, SandboxError
+from sandbox.base.errors import InputError, SandboxError, printable
 from sandbox.base.paths import PACKAGES_LIST, cache_dir
-from sandbox.base.progress import step
+from sandbox.base.progress import say, step
 
 UNPACK = "unpack"
 
@@ -143,3 +144,19 @@ def unpacked_package(package: str) -> Path:
             except OSError:  # unpacked by another process meanwhile
                 shutil.rmtree(root, ignore_errors=True)
     return target
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`sandbox deps`: install what is missing. It imports only the standard
+    library and sandbox.base, as it runs before the python3-* packages it
+    installs are there (sandbox/__main__.py). 0, or 2 with a one-line error."""
+    if argv:
+        print(f"error: sandbox deps takes no arguments, got {printable(' '.join(argv))}", file=sys.stderr)
+        return 2
+    try:
+        installed = ensure()
+    except SandboxError as err:
+        print(f"error: {printable(str(err))}", file=sys.stderr)
+        return 2
+    say(f"installed: {' '.join(installed)}" if installed else "all Debian packages present")
+    return 0
