@@ -10,7 +10,7 @@ every boot runs the suites before /init and prints KTAP on the console.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sandbox.kunit import ktap
@@ -58,11 +58,65 @@ def cases_in(source: str, origin: str = "") -> list[Case]:
     return found
 
 
+_FILE_DIFF = re.compile(r"^diff --git a/\S+ b/(?P<path>\S+)\n", re.M)
+_HUNK = re.compile(r"^@@ -(?P<start>\d+)(?:,(?P<count>\d+))? \+\d+(?:,(?P<new_count>\d+))? @@")
+
+
+def file_diffs(patch: str) -> dict[str, str]:
+    """Each file's part of a `git format-patch` text, by the path it ends at."""
+    parts = list(_FILE_DIFF.finditer(patch))
+    ends = [m.start() for m in parts[1:]] + [len(patch)]
+    return {m["path"]: patch[m.end():end] for m, end in zip(parts, ends)}
+
+
+def apply_diff(old: list[str], diff: str) -> list[str]:
+    """A file's lines after one file diff (its hunks, in order) is applied.
+    Trusts the diff: the series applies with git am before any kernel is built."""
+    new: list[str] = []
+    pos = 0  # lines of `old` consumed
+    lines = diff.splitlines()
+    for i, line in enumerate(lines):
+        hunk = _HUNK.match(line)
+        if not hunk:
+            continue
+        start, count = int(hunk["start"]), int(hunk["count"] or "1")
+        upto = start if count == 0 else start - 1  # an empty old side inserts after `start`
+        new += old[pos:upto]
+        pos = upto
+        # The counts end the hunk: "-- " after the last one is the signature.
+        left = {"-": count, "+": int(hunk["new_count"] or "1")}
+        for body in lines[i + 1:]:
+            if left["-"] == left["+"] == 0:
+                break
+            kind, text = body[:1] or " ", body[1:]
+            if kind == "\\":  # "\ No newline at end of file"
+                continue
+            if kind in " -":
+                left["-"] -= 1
+                pos += 1
+            if kind in " +":
+                left["+"] -= 1
+                new.append(text if kind == "+" else old[pos - 1])
+    return new + old[pos:]
+
+
 def series_cases(series: Series | None = None) -> list[Case]:
-    """Every KUnit case the patches of kernel-series/series add."""
+    """Every KUnit case the patches of kernel-series/series add, in the files
+    the series creates, as the last patch leaves them: a later patch may add
+    a case to an earlier patch's suite. Each case names the patch adding it."""
     series = series or read_series()
-    return [case for patch in series.patches
-            for case in cases_in(added_text(patch.read_text()), patch.name)]
+    files: dict[str, list[str]] = {}
+    added_by: dict[str, str] = {}  # "file:case" -> the patch whose + line adds it
+    for patch in series.patches:
+        text = patch.read_text()
+        for path, diff in file_diffs(text).items():
+            if "\n--- /dev/null\n" in "\n" + diff or path in files:
+                files[path] = apply_diff(files.get(path, []), diff)
+                for case in _CASE.finditer(added_text(diff)):
+                    added_by[f"{path}:{case['name']}"] = patch.name
+    return [replace(case, source=added_by.get(f"{path}:{case.name}", ""))
+            for path, lines in files.items()
+            for case in cases_in("\n".join(lines))]
 
 
 def boot_and_parse(target: Target, evidence: Path) -> ktap.Document | None:
