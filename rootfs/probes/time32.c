@@ -10,7 +10,8 @@
  *
  * One JSON line per call, in table order, then two lines about this task:
  *   {"probe":"time32","flavour":"time32-syscall","call":"clock_gettime","seconds":2147483600}
- *   {"probe":"time32","flavour":"time32-syscall","call":"futex","errno":"ENOSYS"}
+ *   {"probe":"time32","flavour":"time32-syscall","call":"futex","errno":"ENOSYS",
+ *    "trapped":"SIGSYS","reported_as":"futex_time32"}
  *   {"probe":"time32","flavour":"time32-syscall","call":"time","errno":"ENOSYS","absent":"no such syscall on this ABI"}
  *   {"probe":"time32","flavour":"time32-syscall","call":"status","time32_syscalls":27,
  *    "time32_truncations":6}
@@ -33,11 +34,18 @@
  * ENOSYS. clock_gettime is made twice, so that the count (status) exceeds
  * the number of reports (kmsg) when each syscall is reported once.
  *
+ * reported_as: the syscalls the policy's call reports name (log, deny and
+ *         trap report the first call of each by a process), logged while
+ *         the call ran, joined with '+': a hook that passed another
+ *         syscall's name shows here (time32-deny.toml). Absent under allow.
+ * trapped: "SIGSYS" when the kernel sent one at the call (the trap policy);
+ *         the probe's handler returns, and the call fails with ENOSYS.
  * status: "Time32_syscalls:" and "Time32_truncations:" from
  *         /proc/self/status (per process since series v2), or "absent" on
  *         a kernel without them.
  * kmsg:   the lines "time32: <our comm>[<our pid>] called <syscall> (...)"
- *         in /dev/kmsg: all of them, those ending "(denied)", and the
+ *         in /dev/kmsg: all of them, those ending "(denied)" or
+ *         "(trapped)" (trap denies too), and the
  *         syscall named first ("first", when there is one); and the
  *         truncation reports "time32: <comm>[<pid>] tgid <pid> truncated
  *         ..." (or "passed ..."): how many, and the site of the first.
@@ -550,29 +558,81 @@ static void gettimeofday_call(struct result *r)
 }
 #endif
 
+/* A SIGSYS the kernel sent at a call (kernel.time32_syscalls = trap): the
+ * handler returns, so the call then fails with ENOSYS as under deny. A
+ * child (futex) inherits the handler, not this flag. */
+static volatile sig_atomic_t trapped;
+
+static void on_sigsys(int sig, siginfo_t *info, void *uc)
+{
+	(void)sig, (void)info, (void)uc;
+	trapped = 1;
+}
+
+/* /dev/kmsg, read on from where it ended before the first call, and the
+ * prefix of the policy's call reports about this program or its children:
+ * "time32: <comm>[". */
+static int kmsg_fd = -1;
+static char report_prefix[64];
+
+/* The syscalls named by the call reports logged since the last look
+ * ("time32: <comm>[<pid>] called <syscall> (...)"), joined with '+'; ""
+ * when none. Under log, deny and trap the first call of each syscall by a
+ * process is reported: the name the hook passed, which must be the call's
+ * own (kernel-series 0003-0009). */
+static void reports_since(char *names, size_t size)
+{
+	char record[1024], name[64];
+	size_t len = strlen(report_prefix);
+	ssize_t n;
+
+	names[0] = '\0';
+	if (kmsg_fd < 0)
+		return;
+	while ((n = read(kmsg_fd, record, sizeof(record) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		const char *text;
+
+		if (n <= 0)
+			continue;
+		record[n] = '\0';
+		text = strchr(record, ';');
+		if (!text || strncmp(text + 1, report_prefix, len) != 0 ||
+		    sscanf(text + 1 + len, "%*d] called %63s", name) != 1)
+			continue;
+		snprintf(names + strlen(names), size - strlen(names), "%s%s",
+			 names[0] ? "+" : "", name);
+	}
+}
+
 static void run_call(const char *call, void (*variant)(struct result *))
 {
 	struct result r = { 0 };
+	char reported_as[256];
 
+	trapped = 0;
 	variant(&r);
+	reports_since(reported_as, sizeof(reported_as));
 	if (r.absent) {
 		probe_absent(PROBE, call, r.absent);
-	} else if (r.signal) {
+		return;
+	}
+	probe_begin(PROBE, call);
+	if (r.signal) {
 		char name[24];
 
 		snprintf(name, sizeof(name), "SIG%s",
 			 sigabbrev_np(r.signal) ? sigabbrev_np(r.signal) : "?");
-		probe_begin(PROBE, call);
 		probe_str("signal", name);
-		probe_end();
 	} else if (r.err) {
-		probe_errno(PROBE, call, r.err);
-	} else {
-		probe_begin(PROBE, call);
-		if (r.field)
-			probe_i64(r.field, r.value);
-		probe_end();
+		probe_str("errno", probe_errname(r.err));
+	} else if (r.field) {
+		probe_i64(r.field, r.value);
 	}
+	if (trapped)
+		probe_str("trapped", "SIGSYS");
+	if (reported_as[0])
+		probe_str("reported_as", reported_as);
+	probe_end();
 }
 
 #define CALL(name) \
@@ -694,7 +754,7 @@ static void kmsg_run(void *ctx)
 			continue;
 		if (reported++ == 0)
 			sscanf(text + 1 + prefix_len, "%63s", first);
-		if (strstr(text, "(denied)"))
+		if (strstr(text, "(denied)") || strstr(text, "(trapped)"))
 			denied++;
 	}
 	close(fd);
@@ -741,9 +801,12 @@ static const struct probe_call calls[] = {
 	{ "kmsg",                  kmsg_run,                  NULL, 0 },
 };
 
-/* The file the file-time calls touch, made before them. */
-static int make_scratch(const struct probe *p, const struct probe_call *const *run, size_t n)
+/* Before the calls: the file the file-time calls touch, the SIGSYS
+ * handler, and /dev/kmsg opened at its end (no kmsg: no reported_as). */
+static int prepare(const struct probe *p, const struct probe_call *const *run, size_t n)
 {
+	struct sigaction sa = { .sa_sigaction = on_sigsys, .sa_flags = SA_SIGINFO };
+	char comm[32];
 	int fd = mkstemp(scratch);
 
 	(void)p, (void)run, (void)n;
@@ -752,6 +815,12 @@ static int make_scratch(const struct probe *p, const struct probe_call *const *r
 		return 1;
 	}
 	close(fd);
+	sigaction(SIGSYS, &sa, NULL);
+	own_comm(comm, sizeof(comm));
+	snprintf(report_prefix, sizeof(report_prefix), "time32: %s[", comm);
+	kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	if (kmsg_fd >= 0)
+		lseek(kmsg_fd, 0, SEEK_END);
 	return 0;
 }
 
@@ -759,6 +828,8 @@ static int remove_scratch(const struct probe *p)
 {
 	(void)p;
 	unlink(scratch);
+	if (kmsg_fd >= 0)
+		close(kmsg_fd);
 	return 0;
 }
 
@@ -767,7 +838,7 @@ static const struct probe time32 = {
 	.usage = "usage: time32 (no arguments)",
 	.calls = calls,
 	.ncalls = PROBE_COUNT(calls),
-	.prepare = make_scratch,
+	.prepare = prepare,
 	.finish = remove_scratch,
 };
 
