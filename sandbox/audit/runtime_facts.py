@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from sandbox.base.timefmt import days_from_civil
 
-TIME32_LINE = re.compile(r"time32: (?P<comm>.{1,16}?)\[(?P<pid>\d+)\] called (?P<call>\w+) \((?:allowed|denied)\)")
+TIME32_LINE = re.compile(r"time32: (?P<comm>.{1,16}?)\[(?P<pid>\d+)\] called (?P<call>\w+) \((?:allowed|denied|trapped)\)")
 TRUNCATION_LINE = re.compile(r"time32: (?P<comm>.{1,16}?)\[(?P<pid>\d+)\] tgid (?P<tgid>\d+) "
                              r"(?:truncated (?P<value>-?\d+) to (?P<got>-?\d+)|passed (?P<negative>-?\d+)) "
                              r"in (?P<site>\w+) \(syscall (?P<syscall>-?\d+)\)")
