@@ -119,8 +119,10 @@ def test_kernel_log_lines_become_calls_and_the_wrapper_is_left_out() -> None:
     log = ("[    1.19] time32: timeout[52] called clock_nanosleep_time32 (allowed)\n"
            "[    1.41] time32: my prog[59] called utimensat_time32 (allowed)\n"
            "[    1.42] time32: x[60] called futex_time32 (denied)\n"
-           "[    1.43] rtc: something else\n")
-    assert time32_calls(log) == (Time32Call("my prog", 59, "utimensat_time32"), Time32Call("x", 60, "futex_time32"))
+           "[    1.43] rtc: something else\n"
+           "[    1.44] time32: y[61] called time32 (trapped)\n")
+    assert time32_calls(log) == (Time32Call("my prog", 59, "utimensat_time32"), Time32Call("x", 60, "futex_time32"),
+                                 Time32Call("y", 61, "time32"))
 
 
 def test_truncation_lines_become_truncations_with_what_the_program_got() -> None:
