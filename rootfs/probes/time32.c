@@ -575,6 +575,26 @@ static void on_sigsys(int sig, siginfo_t *info, void *uc)
 static int kmsg_fd = -1;
 static char report_prefix[64];
 
+/* The text of the next record of /dev/kmsg open on @fd (non-blocking),
+ * after the ';' that ends its prefix, or NULL when there is none left.
+ * One record per read; EPIPE when records were overwritten meanwhile. */
+static const char *kmsg_next(int fd, char *record, size_t size)
+{
+	ssize_t n;
+
+	while ((n = read(fd, record, size - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		const char *text;
+
+		if (n <= 0)
+			continue;
+		record[n] = '\0';
+		text = strchr(record, ';');
+		if (text)
+			return text + 1;
+	}
+	return NULL;
+}
+
 /* The syscalls named by the call reports logged since the last look
  * ("time32: <comm>[<pid>] called <syscall> (...)"), joined with '+'; ""
  * when none. Under log, deny and trap the first call of each syscall by a
@@ -584,20 +604,14 @@ static void reports_since(char *names, size_t size)
 {
 	char record[1024], name[64];
 	size_t len = strlen(report_prefix);
-	ssize_t n;
+	const char *text;
 
 	names[0] = '\0';
 	if (kmsg_fd < 0)
 		return;
-	while ((n = read(kmsg_fd, record, sizeof(record) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
-		const char *text;
-
-		if (n <= 0)
-			continue;
-		record[n] = '\0';
-		text = strchr(record, ';');
-		if (!text || strncmp(text + 1, report_prefix, len) != 0 ||
-		    sscanf(text + 1 + len, "%*d] called %63s", name) != 1)
+	while ((text = kmsg_next(kmsg_fd, record, sizeof(record)))) {
+		if (strncmp(text, report_prefix, len) != 0 ||
+		    sscanf(text + len, "%*d] called %63s", name) != 1)
 			continue;
 		snprintf(names + strlen(names), size - strlen(names), "%s%s",
 			 names[0] ? "+" : "", name);
@@ -719,7 +733,7 @@ static void kmsg_run(void *ctx)
 	char truncated_in[64] = "";
 	long long reported = 0, denied = 0, truncated = 0;
 	size_t prefix_len, tprefix_len;
-	ssize_t n;
+	const char *text;
 	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 
 	(void)ctx;
@@ -733,27 +747,20 @@ static void kmsg_run(void *ctx)
 	snprintf(tprefix, sizeof(tprefix), "time32: %s[%d] tgid %d ", comm,
 		 (int)getpid(), (int)getpid());
 	tprefix_len = strlen(tprefix);
-	/* One record per read; EPIPE when records were overwritten meanwhile. */
-	while ((n = read(fd, record, sizeof(record) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
-		const char *text;
-
-		if (n <= 0)
-			continue;
-		record[n] = '\0';
-		text = strchr(record, ';');
-		if (text && strncmp(text + 1, tprefix, tprefix_len) == 0) {
+	while ((text = kmsg_next(fd, record, sizeof(record)))) {
+		if (strncmp(text, tprefix, tprefix_len) == 0) {
 			const char *in = strstr(text, " in ");
 
-			if ((strncmp(text + 1 + tprefix_len, "truncated ", 10) == 0 ||
-			     strncmp(text + 1 + tprefix_len, "passed ", 7) == 0) && in &&
+			if ((strncmp(text + tprefix_len, "truncated ", 10) == 0 ||
+			     strncmp(text + tprefix_len, "passed ", 7) == 0) && in &&
 			    truncated++ == 0)
 				sscanf(in + 4, "%63s", truncated_in);
 			continue;
 		}
-		if (!text || strncmp(text + 1, prefix, prefix_len) != 0)
+		if (strncmp(text, prefix, prefix_len) != 0)
 			continue;
 		if (reported++ == 0)
-			sscanf(text + 1 + prefix_len, "%63s", first);
+			sscanf(text + prefix_len, "%63s", first);
 		if (strstr(text, "(denied)") || strstr(text, "(trapped)"))
 			denied++;
 	}
