@@ -34,6 +34,9 @@
  * ENOSYS. clock_gettime is made twice, so that the count (status) exceeds
  * the number of reports (kmsg) when each syscall is reported once.
  *
+ * vdso_clock_gettime: the vDSO's own 32-bit clock_gettime, found through
+ *         AT_SYSINFO_EHDR (time32-syscall only; "absent" without a vDSO,
+ *         as with x86's vdso32=0): no syscall, so the policy never sees it.
  * reported_as: the syscalls the policy's call reports name (log, deny and
  *         trap report the first call of each by a process), logged while
  *         the call ran, joined with '+': a hook that passed another
@@ -55,6 +58,7 @@
 #include "abi32.h"
 #include "probe.h"
 
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <mqueue.h>
@@ -66,6 +70,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/select.h>
 #include <sys/sem.h>
 #include <sys/socket.h>
@@ -329,6 +334,72 @@ static void gettimeofday_call(struct result *r)
 	ok(r, PROBE_KEY("seconds"), tv.tv_sec);
 }
 
+/* The address of @name in the vDSO the kernel mapped into this process
+ * (AT_SYSINFO_EHDR), from its dynamic symbol table (DT_HASH gives the
+ * number of symbols: both x86's vdso32 and ARM's vDSO are linked with a
+ * SysV hash), or NULL: no vDSO (x86's vdso32=0), or no such entry. */
+static void *vdso_symbol(const char *name)
+{
+	const Elf32_Ehdr *eh = (const Elf32_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	uintptr_t base = (uintptr_t)eh, load = 0;
+	const Elf32_Dyn *dyn = NULL;
+	const Elf32_Sym *syms = NULL;
+	const Elf32_Word *hash = NULL;
+	const char *strs = NULL;
+	const Elf32_Phdr *ph;
+	int i, loaded = 0;
+
+	if (!eh)
+		return NULL;
+	ph = (const Elf32_Phdr *)(base + eh->e_phoff);
+	for (i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && !loaded) {
+			load = base + ph[i].p_offset - ph[i].p_vaddr;
+			loaded = 1;
+		} else if (ph[i].p_type == PT_DYNAMIC) {
+			dyn = (const Elf32_Dyn *)(base + ph[i].p_offset);
+		}
+	}
+	for (; loaded && dyn && dyn->d_tag != DT_NULL; dyn++) {
+		if (dyn->d_tag == DT_SYMTAB)
+			syms = (const Elf32_Sym *)(load + dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_STRTAB)
+			strs = (const char *)(load + dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_HASH)
+			hash = (const Elf32_Word *)(load + dyn->d_un.d_ptr);
+	}
+	if (!syms || !strs || !hash)
+		return NULL;
+	for (i = 0; i < (int)hash[1]; i++)
+		if (syms[i].st_shndx != SHN_UNDEF &&
+		    ELF32_ST_TYPE(syms[i].st_info) == STT_FUNC &&
+		    strcmp(strs + syms[i].st_name, name) == 0)
+			return (void *)(load + syms[i].st_value);
+	return NULL;
+}
+
+/* The vDSO's own 32-bit clock_gettime, as glibc < 2.34 and musl < 1.2
+ * call it: no syscall, so no time32 policy, count or truncation report
+ * sees it, and after the rollover it reads 1901 (x86: vclock_gettime.c,
+ * ARM: vgettimeofday.c, both with struct old_timespec32). */
+static void vdso_clock_gettime_call(struct result *r)
+{
+	int (*gettime)(clockid_t, struct old_timespec32 *) =
+		(int (*)(clockid_t, struct old_timespec32 *))vdso_symbol("__vdso_clock_gettime");
+	struct old_timespec32 ts;
+	int ret;
+
+	if (!gettime) {
+		r->absent = "no 32-bit vDSO entry";
+		return;
+	}
+	ret = gettime(CLOCK_REALTIME, &ts);
+	if (ret < 0)
+		r->err = -ret;   /* a fallback syscall's -errno, as the vDSO returns it */
+	else
+		ok(r, PROBE_KEY("seconds"), ts.tv_sec);
+}
+
 #else /* the C library */
 
 static const struct timespec usec1 = { 0, 1000 };
@@ -556,6 +627,12 @@ static void gettimeofday_call(struct result *r)
 	check(r, gettimeofday(&tv, NULL));
 	ok(r, PROBE_KEY("seconds"), (long long)tv.tv_sec);
 }
+
+/* A C library reads the clock through the vDSO itself (clock_gettime). */
+static void vdso_clock_gettime_call(struct result *r)
+{
+	r->absent = "the 32-bit vDSO entry is called in time32-syscall only";
+}
 #endif
 
 /* A SIGSYS the kernel sent at a call (kernel.time32_syscalls = trap): the
@@ -678,6 +755,7 @@ CALL(mq_timedreceive)
 CALL(semtimedop)
 CALL(recvmmsg)
 CALL(gettimeofday)
+CALL(vdso_clock_gettime)
 
 /* "Time32_syscalls:" and "Time32_truncations:" from /proc/self/status
  * (the second since series v2: "absent" before). */
@@ -804,6 +882,7 @@ static const struct probe_call calls[] = {
 	{ "semtimedop",            semtimedop_run,            NULL, 0 },
 	{ "recvmmsg",              recvmmsg_run,              NULL, 0 },
 	{ "gettimeofday",          gettimeofday_run,          NULL, 0 },
+	{ "vdso_clock_gettime",    vdso_clock_gettime_run,    NULL, 0 },
 	{ "status",                status_run,                NULL, 0 },
 	{ "kmsg",                  kmsg_run,                  NULL, 0 },
 };
