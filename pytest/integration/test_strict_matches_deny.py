@@ -7,7 +7,8 @@ Compared per (probe, flavour, call): the outcome (the errno, the signal that
 killed a child, or "ok"; a call the ABI lacks is ENOSYS with "absent"), not the values, which hold times. The
 only calls left out are the policy's own traces, time32's `status` and
 `kmsg`, which a kernel without the policy cannot have (scenarios/kernel/
-time32-deny.toml and time32-strict.toml check those).
+time32-deny.toml and time32-strict.toml check those), and time32's
+`vdso_clock_gettime`, whose outcome follows the boot's clocksource.
 """
 from __future__ import annotations
 
@@ -29,6 +30,13 @@ from sandbox.base.timefmt import parse_time
 ARGS = {"timers": ("+2",), "futex": ("+2",), "mqueue": ("+2",), "timeouts": ("+2",),
         "filetimes": ("/tmp", "2038-01-19T03:14:07Z")}
 POLICY_TRACES = {("time32", "status"), ("time32", "kmsg")}
+# The vDSO's 32-bit clock_gettime makes no syscall while the clocksource is
+# one the vDSO can read (the TSC), and falls back to the 32-bit syscall when
+# it is not: i386 under TCG, booted without time warp as here, sometimes
+# fails to calibrate its TSC against the PIT and runs on jiffies. Its outcome
+# follows that boot's clocksource, not the policy (time32-deny.toml,
+# time32-strict.toml check it under warp, where the calibration holds).
+CLOCKSOURCE_BOUND = {("time32", "vdso_clock_gettime")}
 DENY = "sysctl.kernel.time32_syscalls=deny"
 
 
@@ -54,7 +62,7 @@ def outcome(observation: Observation) -> str:
 
 def outcomes(observations: tuple[Observation, ...]) -> dict[tuple[str, str, str], str]:
     return {(o.probe, o.flavour, o.call): outcome(o) for o in observations
-            if (o.probe, o.call) not in POLICY_TRACES}
+            if (o.probe, o.call) not in POLICY_TRACES | CLOCKSOURCE_BOUND}
 
 
 @pytest.mark.parametrize("machine_name", list(MACHINES))
