@@ -94,9 +94,9 @@ def apply_diff(old: list[str], diff: str) -> list[str]:
             if kind in " -":
                 left["-"] -= 1
                 pos += 1
-            if kind in " +":
+            if kind in " +":  # a context line's text is the old line's
                 left["+"] -= 1
-                new.append(text if kind == "+" else old[pos - 1])
+                new.append(text)
     return new + old[pos:]
 
 
