@@ -231,6 +231,7 @@ def _cached_build(request: KernelRequest, folder: Path, key: str, label: str,
         tree, branch = source_for(request, version)
         branch = branch_for(tree, branch)
         build = paths.cache_dir() / "build" / f"{request.machine.name}-{request.variant}"
+        seed_build_folder(build, request)
         kind = "mutant" if "mutant" in extra else request.variant
         # kernels cached before counts were kept: the build folder's last log
         expected = (kbuild.previous_steps(paths.cache_dir() / "kernels", request.machine.name, kind)
@@ -248,6 +249,32 @@ def _cached_build(request: KernelRequest, folder: Path, key: str, label: str,
         _store(build, folder, request.machine, info)
     say(f"{label}: built in {seconds}s, stored in {folder}")
     return _artifact(folder, request.machine, key, info)
+
+
+def seed_build_folder(build: Path, request: KernelRequest) -> None:
+    """A seeded variant's first build starts from a copy of its seed's build
+    folder of the same machine (same sources, a config a few options apart),
+    so kbuild recompiles only what those options reach. The copy is made
+    aside and renamed: a killed copy leaves no half folder to build in."""
+    seed = variant_of(request).seed
+    origin = build.with_name(f"{request.machine.name}-{seed}")
+    if seed is None or build.exists() or not (origin / ".config").is_file():
+        return
+    say(f"{build.name}: first build, starting from a copy of {origin}")
+    partial = build.with_name(build.name + ".seeding")
+    shutil.rmtree(partial, ignore_errors=True)
+    run(["cp", "-a", str(origin), str(partial)])
+    for record in tool_records(partial):
+        record.write_text(record.read_text().replace(f"{origin}/", f"{build}/"))
+    os.rename(partial, build)
+
+
+def tool_records(build: Path) -> list[Path]:
+    """The dependency records of the host tools kbuild builds with their own
+    Makefiles (x86's objtool: tools/**/.*.cmd, .*.d). Unlike kbuild's, they
+    name their targets by absolute path: left as they are in a copy, objtool
+    is relinked, and every object that objtool checked is rebuilt after it."""
+    return [p for p in (build / "tools").rglob(".*") if p.is_file() and p.suffix in (".cmd", ".d")]
 
 
 def _store(build: Path, folder: Path, machine: Machine, info: dict[str, object]) -> None:
