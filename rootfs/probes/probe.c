@@ -101,6 +101,21 @@ void probe_absent(const char *probe, const char *call, const char *why)
 	probe_end();
 }
 
+long long probe_status_number(const char *key)
+{
+	char line[256];
+	long long value = -1;
+	size_t len = strlen(key);
+	FILE *status = fopen("/proc/self/status", "r");
+
+	while (status && fgets(line, sizeof(line), status))
+		if (strncmp(line, key, len) == 0 && line[len] == ':')
+			value = strtoll(line + len + 1, NULL, 10);
+	if (status)
+		fclose(status);
+	return value;
+}
+
 void probe_usage(const char *prog, const char *message)
 {
 	fprintf(stderr, "%s: %s\n", prog, message);

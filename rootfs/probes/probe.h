@@ -80,6 +80,10 @@ const char *probe_errname(int err);
  * at 2038 in the 32-bit flavours). Returns 0 if TEXT is not such a time. */
 int probe_parse_utc(const char *text, long long *seconds);
 
+/* The number after "<key>:" in /proc/self/status ("Time32_truncations"),
+ * or -1 when the kernel prints no such line. */
+long long probe_status_number(const char *key);
+
 /* Print "<prog>: <message>" on stderr and exit 2 (usage error). */
 void probe_usage(const char *prog, const char *message) __attribute__((noreturn));
 

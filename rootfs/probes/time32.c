@@ -761,22 +761,10 @@ CALL(vdso_clock_gettime)
  * (the second since series v2: "absent" before). */
 static void status_run(void *ctx)
 {
-	char line[256];
-	long long count = -1, truncations = -1, value;
-	FILE *status = fopen("/proc/self/status", "r");
+	long long count = probe_status_number("Time32_syscalls");
+	long long truncations = probe_status_number("Time32_truncations");
 
 	(void)ctx;
-	if (!status) {
-		probe_errno(PROBE, "status", errno);
-		return;
-	}
-	while (fgets(line, sizeof(line), status)) {
-		if (sscanf(line, "Time32_syscalls: %lld", &value) == 1)
-			count = value;
-		else if (sscanf(line, "Time32_truncations: %lld", &value) == 1)
-			truncations = value;
-	}
-	fclose(status);
 	probe_begin(PROBE, "status");
 	if (count < 0)
 		probe_str("time32_syscalls", "absent");
