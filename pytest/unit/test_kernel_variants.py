@@ -10,7 +10,8 @@ import pytest
 from sandbox.base import paths
 from sandbox.scenario import suite
 from sandbox.base.errors import InputError, SandboxError
-from sandbox.build.kernel import KernelRequest, cache_key, fragment_paths
+from sandbox.build.kconfig import parse_config
+from sandbox.build.kernel import KernelRequest, cache_key, fragment_paths, seed_build_folder
 from sandbox.base.machines import MACHINES
 from sandbox.scenario.catalogue import FLAVOURS, parse_catalogue
 from sandbox.run.plan import plan
@@ -57,8 +58,8 @@ def test_kernel_and_kernel_args_are_read() -> None:
     ('kernel-args = "quiet"\n', "kernel-args", "expected a list of strings"),
     ('kernel-args = ["a b"]\n', "kernel-args[0]", "not one kernel parameter"),
     ('kernel-args = ["x=\\"y\\""]\n', "kernel-args[0]", "not one kernel parameter"),
-    ('kernel = "strict"\n[[disk]]\nname = "t"\nfs = "tmpfs"\n[[disk]]\nname = "a"\nfs = "ext4"\n', "disk[1]",
-     "kernel 'strict' is built without block devices; the ext4 disk 'a' needs kernel = 'series'"),
+    ('kernel = "pristine"\n[[disk]]\nname = "t"\nfs = "tmpfs"\n[[disk]]\nname = "a"\nfs = "ext4"\n', "disk[1]",
+     "kernel 'pristine' is built without block devices; the ext4 disk 'a' needs kernel = 'series' or 'strict'"),
 ])
 def test_bad_kernel_keys_name_file_and_key(head: str, key: str, message: str) -> None:
     with pytest.raises(InputError) as caught:
@@ -123,7 +124,8 @@ def test_each_variant_adds_its_fragments_after_common_and_machine(series: Path) 
     assert names("pristine") == ["common.config", "i386.config"]
     assert names("series") == ["common.config", "i386.config", "series.config", "disks.config",
                                "net.config", "kunit.config"]
-    assert names("strict") == ["common.config", "i386.config", "strict.config"]
+    assert names("strict") == ["common.config", "i386.config", "series.config", "disks.config",
+                               "net.config", "kunit.config", "strict.config"]
 
 
 def test_strict_turns_off_what_common_turns_on(series: Path) -> None:
@@ -159,3 +161,56 @@ def test_the_kernels_needed_are_each_machine_and_variant_some_scenario_boots() -
         ("armhf", "series"), ("armhf", "pristine"), ("armhf", "strict"),
     ]
     assert suite.kernels_needed([]) == []
+
+
+# --- the strict build starts from a copy of the series build ----------------------
+
+def _series_build(tmp_path: Path) -> Path:
+    """A series build folder of i386 as kbuild leaves it, objtool's records included."""
+    series = tmp_path / "build" / "i386-series"
+    (series / "kernel").mkdir(parents=True)
+    (series / ".config").write_text("CONFIG_COMPAT_32BIT_TIME=y\n")
+    (series / "kernel" / "fork.o").write_bytes(b"\x7fELF object")
+    tools = series / "tools" / "objtool" / "arch" / "x86"
+    tools.mkdir(parents=True)
+    (tools / ".decode.o.cmd").write_text(f"cmd_{series}/tools/objtool/arch/x86/decode.o := gcc\n")
+    (series / "tools" / "objtool" / ".fixdep.o.d").write_text(f"{series}/tools/objtool/fixdep.o: fixdep.c\n")
+    (series / "tools" / "objtool" / "objtool").write_bytes(b"\x7fELF objtool")
+    return series
+
+
+def test_a_first_strict_build_starts_from_the_series_build(tmp_path: Path) -> None:
+    series = _series_build(tmp_path)
+    strict = series.with_name("i386-strict")
+    seed_build_folder(strict, KernelRequest(MACHINES["i386"], "strict"))
+    assert (strict / "kernel" / "fork.o").read_bytes() == b"\x7fELF object"
+    assert (strict / "kernel" / "fork.o").stat().st_mtime == (series / "kernel" / "fork.o").stat().st_mtime
+    decode = (strict / "tools" / "objtool" / "arch" / "x86" / ".decode.o.cmd").read_text()
+    assert decode == f"cmd_{strict}/tools/objtool/arch/x86/decode.o := gcc\n"
+    assert (strict / "tools" / "objtool" / ".fixdep.o.d").read_text().startswith(f"{strict}/tools/")
+    assert str(series) in (series / "tools" / "objtool" / ".fixdep.o.d").read_text()  # the seed is left as it was
+    assert not strict.with_name("i386-strict.seeding").exists()
+
+
+def test_only_an_absent_build_folder_of_a_seeded_variant_is_seeded(tmp_path: Path) -> None:
+    series = _series_build(tmp_path)
+    strict = series.with_name("i386-strict")
+    strict.mkdir()
+    (strict / ".config").write_text("# CONFIG_COMPAT_32BIT_TIME is not set\n")
+    seed_build_folder(strict, KernelRequest(MACHINES["i386"], "strict"))
+    assert sorted(p.name for p in strict.iterdir()) == [".config"]
+    seed_build_folder(series.with_name("i386-pristine"), KernelRequest(MACHINES["i386"], "pristine"))
+    assert not series.with_name("i386-pristine").exists()
+    alone = tmp_path / "other" / "armhf-strict"
+    seed_build_folder(alone, KernelRequest(MACHINES["armhf"], "strict"))  # no armhf-series build yet
+    assert not alone.exists()
+
+
+def test_strict_differs_from_series_only_by_turning_options_off(series: Path) -> None:
+    """strict = the series' fragments + strict.config, whose every option is
+    "not set": the two configs differ in what the 32-bit time syscalls need."""
+    assert VARIANTS["strict"].fragments == (*VARIANTS["series"].fragments, "strict.config")
+    assert VARIANTS["strict"].seed == "series"
+    requests = parse_config((series / "config" / "strict.config").read_text())
+    assert {r.option for r in requests} == {"CONFIG_COMPAT_32BIT_TIME", "CONFIG_TIME32_KUNIT_TEST"}
+    assert {r.value for r in requests} == {"n"}
