@@ -74,7 +74,8 @@ report *folder:
 
 # Build each regression mutant kernel (kernel-series/regressions/) and run the
 # scenarios that must catch it; prints mutant, killed or survived, and the catch.
-# `just mutants --no-control` skips the series-kernel run of each scenario first.
+# `just mutants --no-control` skips the control: each scenario first run on its
+# mutant's kernel without the patch.
 [positional-arguments]
 mutants *args:
     exec {{sandbox}} mutants "$@"

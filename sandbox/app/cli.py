@@ -329,7 +329,7 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     if unknown:
         raise SandboxError(f"no mutant {', '.join(unknown)} in {MUTANTS_FILE} "
                            f"(known: {', '.join(m.name for m in chosen)})")
-    # every scenario loaded, valid and meant for the series kernel, before any build
+    # every scenario loaded, valid and meant for its mutant's kernel variant, before any build
     plans = {m: runner.scenarios_of(m) for m in chosen if not args.only or m.name in args.only}
     results = paths.new_results_dir("mutants")
     write_session(results)
@@ -450,7 +450,8 @@ def parser() -> argparse.ArgumentParser:
     mu = verb("mutants", cmd_mutants, "build each regression mutant kernel and run the scenarios "
               "that must catch it (kernel-series/regressions/)")
     mu.add_argument("--no-control", dest="control", action="store_false",
-                    help="skip running each scenario on the series kernel first (just test did)")
+                    help="skip running each scenario on its mutant's kernel without the patch first "
+                         "(just test did)")
     mu.add_argument("only", nargs="*", metavar="NAME", help="only these mutants (default: all)")
     v = verb("validate", cmd_validate, "check scenario files without booting")
     v.add_argument("scenarios", nargs="*")

@@ -1,11 +1,12 @@
 """`just mutants`: does the suite catch a real y2038 bug put back into the kernel?
 
 For each regression mutant (kernel-series/regressions/mutants.toml): build
-its kernel (the series plus one patch, incrementally), run the scenarios it
-names on its machine, and call it killed when one of them does not pass,
-naming the first thing that told it apart. With --control (the default),
-each scenario first runs once on the series kernel, where it must pass: a
-mutant "killed" by a scenario that fails anyway proves nothing.
+its kernel (its variant, the series by default, plus one patch,
+incrementally), run the scenarios it names on its machine, and call it
+killed when one of them does not pass, naming the first thing that told it
+apart. With --control (the default), each scenario first runs once on the
+mutant's variant without the patch, where it must pass: a mutant "killed"
+by a scenario that fails anyway proves nothing.
 
     run_mutants(mutants, control) -> list[MutantResult] -> table(results)
 """
@@ -71,12 +72,12 @@ def _run(target: Target, scenarios: list[Scenario], results: Path, label: str) -
 
 
 def scenarios_of(mutant: Mutant) -> tuple[Scenario, ...]:
-    """The mutant's scenarios, each checked to run on its machine with the series kernel."""
+    """The mutant's scenarios, each checked to run on its machine with the mutant's kernel variant."""
     chosen = tuple(suite.load_all([paths.SCENARIOS / entry for entry in mutant.scenarios]))
     for scenario in chosen:
-        if mutant.machine not in scenario.machines or scenario.kernel != "series":
+        if mutant.machine not in scenario.machines or scenario.kernel != mutant.kernel:
             raise SandboxError(f"mutant {mutant.name}: {scenario.name} does not run on "
-                               f"{mutant.machine} with the series kernel")
+                               f"{mutant.machine} with the {mutant.kernel} kernel")
     return chosen
 
 
@@ -85,21 +86,22 @@ Plans = dict[Mutant, tuple[Scenario, ...]]
 
 
 def check_controls(plans: Plans, results: Path) -> None:
-    """Every scenario the mutants name passes on the series kernel of its machine, once per pair."""
-    pairs = {(m.machine, s.name): s for m, scenarios in plans.items() for s in scenarios}
-    targets: dict[str, Target] = {}
-    for number, ((name, _), scenario) in enumerate(sorted(pairs.items()), 1):
-        if name not in targets:
-            targets[name] = prepare_target(machine(name))
-        caught, _ = _run(targets[name], [scenario], results, f"control-{number:02d}")
+    """Every scenario the mutants name passes on the kernel variant of its
+    mutant (without the patch) on its machine, once per (machine, variant, scenario)."""
+    pairs = {(m.machine, m.kernel, s.name): s for m, scenarios in plans.items() for s in scenarios}
+    targets: dict[tuple[str, str], Target] = {}
+    for number, ((name, kernel, _), scenario) in enumerate(sorted(pairs.items()), 1):
+        if (name, kernel) not in targets:
+            targets[name, kernel] = prepare_target(machine(name), kernel)
+        caught, _ = _run(targets[name, kernel], [scenario], results, f"control-{number:02d}")
         if caught:
-            raise SandboxError(f"control: {scenario.name} fails on the series kernel of {name}, "
+            raise SandboxError(f"control: {scenario.name} fails on the {kernel} kernel of {name}, "
                                f"so it cannot tell a mutant apart: {caught}")
 
 
 def run_mutant(mutant: Mutant, scenarios: tuple[Scenario, ...], results: Path) -> MutantResult:
     start = time.monotonic()
-    kernel = build_mutant(machine(mutant.machine), mutant.name, mutant.patch)
+    kernel = build_mutant(machine(mutant.machine), mutant.name, mutant.patch, mutant.kernel)
     build_seconds = round(time.monotonic() - start, 1)
     target = target_with(machine(mutant.machine), kernel)
     caught, seconds = _run(target, list(scenarios), results, f"{mutant.number}-{mutant.name}")

@@ -196,21 +196,22 @@ def build_kernel(request: KernelRequest) -> KernelArtifact:
     return _cached_build(request, folder, key, label, lambda tree, branch: branch, {})
 
 
-def mutant_key(version: str, machine: Machine, patch: Path) -> str:
-    """The series kernel's key and the mutant's patch."""
-    h = hashlib.sha256(cache_key(version, KernelRequest(machine)).encode() + b"\0" + patch.read_bytes())
+def mutant_key(version: str, machine: Machine, patch: Path, variant: str = "series") -> str:
+    """The key of the variant's kernel (the series by default) and the mutant's patch."""
+    base = cache_key(version, KernelRequest(machine, variant))
+    h = hashlib.sha256(base.encode() + b"\0" + patch.read_bytes())
     return h.hexdigest()[:16]
 
 
-def build_mutant(machine: Machine, name: str, patch: Path) -> KernelArtifact:
-    """The series kernel with one regression patch on top, built incrementally
-    in the series build folder of the machine (a mutant touches a file or
-    two: the rest comes from that folder's objects, and ccache), cached
-    like every kernel."""
-    key = mutant_key(debian_version(), machine, patch)
+def build_mutant(machine: Machine, name: str, patch: Path, variant: str = "series") -> KernelArtifact:
+    """The variant's kernel (one that applies the series) with one regression
+    patch on top, built incrementally in the variant's build folder of the
+    machine (a mutant touches a file or two: the rest comes from that
+    folder's objects, and ccache), cached like every kernel."""
+    key = mutant_key(debian_version(), machine, patch, variant)
     folder = paths.cache_dir() / "kernels" / f"{machine.name}-mutant-{name}-{key}"
     label = f"kernel {machine.name}/mutant {name} {key}"
-    return _cached_build(KernelRequest(machine), folder, key, label,
+    return _cached_build(KernelRequest(machine, variant), folder, key, label,
                          lambda tree, series: branch_with(tree, f"mutant-{key}", series, (patch,), "the series"),
                          {"mutant": patch.name})
 

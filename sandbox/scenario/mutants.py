@@ -1,8 +1,9 @@
 """The regression mutants, as data (kernel-series/regressions/mutants.toml):
 each a patch that puts back one y2038 bug, the machine whose kernel carries
-it, and the scenarios that must catch it. Pure: what is checked before any
-build. Building a mutant kernel is sandbox/build/kernel.py build_mutant();
-running the table is sandbox/app/mutants.py.
+it, the kernel variant the patch goes on top of, and the scenarios that must
+catch it. Pure: what is checked before any build. Building a mutant kernel
+is sandbox/build/kernel.py build_mutant(); running the table is
+sandbox/app/mutants.py.
 """
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from pathlib import Path
 from sandbox.base.fields import Where, check_keys, names, read_text, require, string
 from sandbox.base.machines import MACHINES
 from sandbox.base.paths import KERNEL_SERIES, SCENARIOS
+from sandbox.base.variants import DEFAULT, VARIANTS
 
 REGRESSIONS = KERNEL_SERIES / "regressions"
 MUTANTS_FILE = REGRESSIONS / "mutants.toml"
-KEYS = ("name", "patch", "machine", "scenarios")
+KEYS = ("name", "patch", "machine", "scenarios", "kernel")
 _NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
 
 
@@ -27,6 +29,7 @@ class Mutant:
     patch: Path
     machine: str
     scenarios: tuple[str, ...]  # under scenarios/, "file.toml[variant]" for one family row
+    kernel: str = DEFAULT  # the variant (sandbox/base/variants.py) the patch goes on top of
 
     @property
     def number(self) -> str:
@@ -68,12 +71,27 @@ def parse_mutants(text: str, file: str, folder: Path = REGRESSIONS) -> tuple[Mut
         machine = string(require(row, "machine", at), at.at("machine"))
         if machine not in MACHINES:
             at.at("machine").fail(f"unknown machine '{machine}' (known: {', '.join(MACHINES)})")
+        kernel = _kernel_of(row, at)
         scenarios = names(require(row, "scenarios", at), at.at("scenarios"), None, "scenario")
         for number, entry in enumerate(scenarios):
             if not scenario_file(entry).is_file():
                 at.at("scenarios").item(number).fail(f"no scenario file '{entry}' under {SCENARIOS}")
-        mutants.append(Mutant(name, patch, machine, scenarios))
+        mutants.append(Mutant(name, patch, machine, scenarios, kernel))
     return tuple(mutants)
+
+
+def _kernel_of(row: dict[str, object], at: Where) -> str:
+    """The optional `kernel`: a variant that applies the series, since
+    build_mutant() puts the patch on the series branch."""
+    if "kernel" not in row:
+        return DEFAULT
+    v = string(row["kernel"], at.at("kernel"))
+    if v not in VARIANTS:
+        at.at("kernel").fail(f"unknown kernel variant '{v}' (known: {', '.join(VARIANTS)})")
+    if not VARIANTS[v].series:
+        at.at("kernel").fail(f"'{v}' does not apply kernel-series/: a mutant patch applies on top of "
+                             f"kernel-series/, so its kernel must apply the series")
+    return v
 
 
 def load_mutants(path: Path = MUTANTS_FILE) -> tuple[Mutant, ...]:
