@@ -11,7 +11,8 @@ from sandbox.base import paths
 from sandbox.scenario import suite
 from sandbox.base.errors import InputError, SandboxError
 from sandbox.build.kconfig import parse_config
-from sandbox.build.kernel import KernelRequest, cache_key, fragment_paths, seed_build_folder
+from sandbox.build.kernel import (BUILT_MARKER, KernelRequest, cache_key, fragment_paths, seed_build_folder,
+                                   seed_request)
 from sandbox.base.machines import MACHINES
 from sandbox.scenario.catalogue import FLAVOURS, parse_catalogue
 from sandbox.run.plan import plan
@@ -182,7 +183,7 @@ def _series_build(tmp_path: Path) -> Path:
 def test_a_first_strict_build_starts_from_the_series_build(tmp_path: Path) -> None:
     series = _series_build(tmp_path)
     strict = series.with_name("i386-strict")
-    seed_build_folder(strict, KernelRequest(MACHINES["i386"], "strict"))
+    seed_build_folder(strict, KernelRequest(MACHINES["i386"], "strict"), "series-key")
     assert (strict / "kernel" / "fork.o").read_bytes() == b"\x7fELF object"
     assert (strict / "kernel" / "fork.o").stat().st_mtime == (series / "kernel" / "fork.o").stat().st_mtime
     decode = (strict / "tools" / "objtool" / "arch" / "x86" / ".decode.o.cmd").read_text()
@@ -192,18 +193,33 @@ def test_a_first_strict_build_starts_from_the_series_build(tmp_path: Path) -> No
     assert not strict.with_name("i386-strict.seeding").exists()
 
 
-def test_only_an_absent_build_folder_of_a_seeded_variant_is_seeded(tmp_path: Path) -> None:
+def test_a_strict_build_folder_is_kept_unless_the_series_one_is_current(tmp_path: Path) -> None:
     series = _series_build(tmp_path)
     strict = series.with_name("i386-strict")
     strict.mkdir()
     (strict / ".config").write_text("# CONFIG_COMPAT_32BIT_TIME is not set\n")
-    seed_build_folder(strict, KernelRequest(MACHINES["i386"], "strict"))
+    request = KernelRequest(MACHINES["i386"], "strict")
+    seed_build_folder(strict, request, "series-key")  # the series folder says nothing: kept
+    (series / BUILT_MARKER).write_text("older-series-key\n")
+    seed_build_folder(strict, request, "series-key")  # the series folder holds another kernel: kept
     assert sorted(p.name for p in strict.iterdir()) == [".config"]
-    seed_build_folder(series.with_name("i386-pristine"), KernelRequest(MACHINES["i386"], "pristine"))
+    (series / BUILT_MARKER).write_text("series-key\n")
+    seed_build_folder(strict, request, "series-key")  # current: strict starts again from it
+    assert (strict / ".config").read_text() == "CONFIG_COMPAT_32BIT_TIME=y\n"
+    assert (strict / "kernel" / "fork.o").is_file()
+    assert sorted(p.name for p in strict.parent.iterdir()) == ["i386-series", "i386-strict"]
+
+
+def test_variants_without_a_seed_or_a_seed_build_are_left_alone(tmp_path: Path) -> None:
+    series = _series_build(tmp_path)
+    (series / BUILT_MARKER).write_text("series-key\n")
+    seed_build_folder(series.with_name("i386-pristine"), KernelRequest(MACHINES["i386"], "pristine"), "series-key")
     assert not series.with_name("i386-pristine").exists()
     alone = tmp_path / "other" / "armhf-strict"
-    seed_build_folder(alone, KernelRequest(MACHINES["armhf"], "strict"))  # no armhf-series build yet
+    seed_build_folder(alone, KernelRequest(MACHINES["armhf"], "strict"), "series-key")  # no armhf-series build yet
     assert not alone.exists()
+    assert seed_request(KernelRequest(MACHINES["armhf"], "strict")) == KernelRequest(MACHINES["armhf"], "series")
+    assert seed_request(KernelRequest(MACHINES["armhf"], "pristine")).variant == "pristine"
 
 
 def test_strict_differs_from_series_only_by_turning_options_off(series: Path) -> None:

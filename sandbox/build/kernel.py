@@ -232,12 +232,13 @@ def _cached_build(request: KernelRequest, folder: Path, key: str, label: str,
         tree, branch = source_for(request, version)
         branch = branch_for(tree, branch)
         build = paths.cache_dir() / "build" / f"{request.machine.name}-{request.variant}"
-        seed_build_folder(build, request)
+        seed_build_folder(build, request, cache_key(version, seed_request(request)))
         kind = "mutant" if "mutant" in extra else request.variant
         # kernels cached before counts were kept: the build folder's last log
         expected = (kbuild.previous_steps(paths.cache_dir() / "kernels", request.machine.name, kind)
                     or kbuild.steps_in_log(build / "build.log"))
         seconds = compile_in(tree, build, request, label, expected=expected)
+        (build / BUILT_MARKER).write_text(key + "\n")
         steps = kbuild.steps_in_log(build / "build.log")
         info = {
             "key": key, "machine": request.machine.name, "variant": request.variant,
@@ -252,22 +253,43 @@ def _cached_build(request: KernelRequest, folder: Path, key: str, label: str,
     return _artifact(folder, request.machine, key, info)
 
 
-def seed_build_folder(build: Path, request: KernelRequest) -> None:
-    """A seeded variant's first build starts from a copy of its seed's build
-    folder of the same machine (same sources, a config a few options apart),
-    so kbuild recompiles only what those options reach. The copy is made
+BUILT_MARKER = ".sandbox-built"
+"""In a build folder: the key of the kernel last built there, written after the build."""
+
+
+def seed_request(request: KernelRequest) -> KernelRequest:
+    """The request whose build folder a seeded variant's build starts from
+    (the request itself for a variant without a seed)."""
+    return KernelRequest(request.machine, variant_of(request).seed or request.variant)
+
+
+def seed_build_folder(build: Path, request: KernelRequest, seed_key: str) -> None:
+    """A seeded variant's build starts from a copy of its seed's build folder
+    of the same machine (same sources, a config a few options apart), so
+    kbuild recompiles only what those options reach: when the variant has no
+    build folder yet, or when the seed's folder holds the seed's current
+    kernel (BUILT_MARKER is seed_key: a series change is then a minute of
+    strict build instead of a rebuild of what the change reached, whose
+    objects ccache cannot share between the two configs). The copy is made
     aside and renamed: a killed copy leaves no half folder to build in."""
     seed = variant_of(request).seed
-    origin = build.with_name(f"{request.machine.name}-{seed}")
-    if seed is None or build.exists() or not (origin / ".config").is_file():
+    if seed is None:
         return
-    say(f"{build.name}: first build, starting from a copy of {origin}")
-    partial = build.with_name(build.name + ".seeding")
-    shutil.rmtree(partial, ignore_errors=True)
+    origin = build.with_name(f"{request.machine.name}-{seed}")
+    current = (origin / BUILT_MARKER).is_file() and (origin / BUILT_MARKER).read_text().strip() == seed_key
+    if not (origin / ".config").is_file() or (build.exists() and not current):
+        return
+    say(f"{build.name}: starting from a copy of {origin}")
+    partial, old = build.with_name(build.name + ".seeding"), build.with_name(build.name + ".old")
+    for leftover in (partial, old):
+        shutil.rmtree(leftover, ignore_errors=True)
     run(["cp", "-a", str(origin), str(partial)])
     for record in tool_records(partial):
         record.write_text(record.read_text().replace(f"{origin}/", f"{build}/"))
+    if build.exists():
+        os.rename(build, old)
     os.rename(partial, build)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def tool_records(build: Path) -> list[Path]:
