@@ -237,6 +237,7 @@ def _cached_build(request: KernelRequest, folder: Path, key: str, label: str,
         # kernels cached before counts were kept: the build folder's last log
         expected = (kbuild.previous_steps(paths.cache_dir() / "kernels", request.machine.name, kind)
                     or kbuild.steps_in_log(build / "build.log"))
+        (build / BUILT_MARKER).unlink(missing_ok=True)  # a killed build names no kernel
         seconds = compile_in(tree, build, request, label, expected=expected)
         (build / BUILT_MARKER).write_text(key + "\n")
         steps = kbuild.steps_in_log(build / "build.log")
