@@ -101,3 +101,15 @@ def test_kernel_panic_on_the_command_line_is_no_panic(y2038_target: Callable[...
     console = (y2038_evidence / "console.log").read_text()
     assert "Kernel panic - not syncing" in console  # echoed, and nothing else
     assert classify(hung.value, tuple(klog.scan(console.splitlines())))[0] == "hang"
+
+
+def test_qemu_runs_in_its_own_process_group(y2038_target: Callable[..., Target], y2038_evidence: Path) -> None:
+    """QEMU quits on SIGINT, SIGTERM and SIGHUP. In our process group a Ctrl-C
+    could stop it before we record the run as interrupted (it then looked
+    like a guest that died); in its own group only we stop it. The signals
+    themselves: test_signals.py."""
+    with boot(y2038_target(), y2038_evidence) as guest:
+        guest.wait_ready(Deadline(60))
+        assert os.getpgid(guest.pid) == guest.pid != os.getpgid(0)
+        assert guest.run("echo still here", Deadline(30)).text == "still here\n"
+    assert not alive(guest.pid)  # and stopping it is ours

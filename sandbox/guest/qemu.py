@@ -245,9 +245,13 @@ class Guest:
         self._started = time.monotonic()
         try:
             with (evidence / "qemu.log").open("wb") as qemu_log:
+                # Its own process group: a Ctrl-C or a signal to our group
+                # reaches us, not QEMU, which would otherwise quit at once and
+                # make an interrupted run look like a guest that died. We stop
+                # it ourselves (stop()); PDEATHSIG if we are killed outright.
                 self._proc = subprocess.Popen(
                     argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=qemu_log,
-                    preexec_fn=_die_with_parent)
+                    preexec_fn=_die_with_parent, process_group=0)
         except OSError as err:
             raise GuestDied(f"QEMU did not start: {err}") from None
         threading.Thread(target=self._read_agent, daemon=True).start()
