@@ -329,6 +329,24 @@ def test_bad_input_to_the_runtime_audit_is_one_line_each_before_anything_boots(
     assert "error: nosuch-userland:x: no userland 'nosuch-userland'" in err
 
 
+@pytest.mark.parametrize("broke", [True, False])
+def test_the_runtime_audit_exits_1_when_a_program_broke(
+        broke: bool, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fleet's CI can gate on it: 1 when any program broke, 0 when none did
+    (the audit itself faked here: its verdicts come from the captured run)."""
+    ran = captured()
+    audits = [record(), record("bin/dash")]
+    for audit, subject in zip(audits, SUBJECTS):
+        audit.runtime = runtime_record(audit, "", _runs_of(subject, ran, DEFAULT_MOMENTS), 30)
+        if not broke:
+            audit.runtime = {**audit.runtime, "verdict": CALLS_TIME32}
+    monkeypatch.setattr(runtime, "audit_runtime", lambda inputs, options: RuntimeAudit(StaticAudit(audits)))
+    code = main(["rehearse", "debian12-armhf:sqlite3", "debian12-armhf:dash"])
+    out = capsys.readouterr().out
+    assert code == (1 if broke else 0)
+    assert out.count("\nbroke ") == (2 if broke else 0)
+
+
 # -- the shim ------------------------------------------------------------------------
 @pytest.mark.parametrize("machine", ["i386", "armhf"])
 def test_the_shim_builds_and_wraps_only_32bit_time_names(machine: str, tmp_path: Path) -> None:

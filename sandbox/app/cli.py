@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from sandbox.audit import lines as audit_lines
+from sandbox.audit.runtime_verdict import BROKE
 from sandbox.audit.static import audit_static
 from sandbox.build import deps
 from sandbox.base import paths
@@ -44,6 +45,7 @@ from sandbox.guest.target import Target, prepare_target, target_with
 from sandbox.run.runner import StartGuest
 from sandbox.scenario.model import Scenario
 from sandbox.scenario.needs import skip_reason
+from sandbox.base.trees import DEFAULT as DEFAULT_TREE, TREES
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
 
 DEMO_SCENARIOS = (  # one per subject: the whole matrix, before and after the rollover
@@ -71,16 +73,17 @@ def cmd_deps(args: argparse.Namespace) -> int:
 
 
 def cmd_kernel(args: argparse.Namespace) -> int:
-    print(build_kernel(KernelRequest(machine(args.machine), args.variant)).boot_image)
+    print(build_kernel(KernelRequest(machine(args.machine), args.variant, args.tree)).boot_image)
     return EXIT_PASSED
 
 
 def cmd_kernels(args: argparse.Namespace) -> int:
-    """Every kernel the scenario files boot, built or reused, one at a time."""
-    needed = suite.kernels_needed(suite.load_all(suite.scenario_files()))
+    """Every kernel the scenario files boot in a session of --tree, built or
+    reused, one at a time."""
+    needed = suite.kernels_needed(suite.load_all(suite.scenario_files()), args.tree)
     for number, (name, variant) in enumerate(needed, 1):
-        say(f"kernel {number}/{len(needed)}: {name}/{variant}")
-        print(build_kernel(KernelRequest(machine(name), variant)).boot_image)
+        say(f"kernel {number}/{len(needed)}: {name}/{variant} ({args.tree} tree)")
+        print(build_kernel(KernelRequest(machine(name), variant, args.tree)).boot_image)
     return EXIT_PASSED
 
 
@@ -286,6 +289,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_rehearse(args: argparse.Namespace) -> int:
     """Which of these binaries will break in 2038: the static audit (--static,
     no boot), or with it the runtime audit (boots each machine once)."""
+    broke = 0  # the static audit only says who binds 32-bit time, not who breaks
     if args.static:
         result = audit_static(args.inputs)
         rejected, text = result.rejected, audit_lines.report(result)
@@ -296,13 +300,14 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
                                  overrides=tuple(args.commands), own=own_kernel_of(args))
         result = audit_runtime(args.inputs, options)
         rejected, text = result.static.rejected + result.rejected, runtime_lines.report(result)
+        broke = result.counts().get(BROKE, 0)
     for bad in rejected:
         print(f"error: {bad.line()}", file=sys.stderr)
     print(text)
     if args.json:
         Path(args.json).write_text(json.dumps({"inputs": args.inputs, **result.to_json()}, indent=1) + "\n")
         say(f"wrote {args.json}")
-    return EXIT_ERROR if rejected else EXIT_PASSED
+    return EXIT_ERROR if rejected else EXIT_FAILED if broke else EXIT_PASSED
 
 
 def parse_moments(texts: list[str]) -> tuple:
@@ -379,10 +384,15 @@ def parser() -> argparse.ArgumentParser:
         v.add_argument("--machine", default="x86_64", choices=sorted(MACHINES))
         return v
 
+    def with_tree(v: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        v.add_argument("--tree", default=DEFAULT_TREE, choices=list(TREES),
+                       help=f"the kernel source tree (default {DEFAULT_TREE}; sandbox/base/trees.py)")
+        return v
+
     verb("deps", cmd_deps, "install the Debian packages the sandbox needs")
-    k = with_machine(verb("kernel", cmd_kernel, "build (or reuse) a kernel"))
+    k = with_tree(with_machine(verb("kernel", cmd_kernel, "build (or reuse) a kernel")))
     k.add_argument("--variant", default=DEFAULT_VARIANT, choices=sorted(VARIANTS))
-    verb("kernels", cmd_kernels, "build (or reuse) every kernel the scenarios boot")
+    with_tree(verb("kernels", cmd_kernels, "build (or reuse) every kernel the scenarios boot"))
     c = verb("check-series", cmd_check_series,
              "check kernel-series/ patch by patch: checkpatch --strict, git am, build")
     c.add_argument("--machine", dest="machines", action="append", choices=sorted(MACHINES),
