@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 
 from sandbox.base import paths
-from sandbox.base.errors import InputError
-from sandbox.build.kernel import KernelRequest, cache_key
+from sandbox.base.errors import InputError, SandboxError
+from sandbox.base.trees import TREES
+from sandbox.build.kernel import KernelRequest, cache_key, tree_of
 from sandbox.build.kernel_source import read_series
 from sandbox.base.machines import MACHINES
 
@@ -52,3 +53,67 @@ def test_a_missing_patch_names_the_series_line(series: Path) -> None:
     (series / "series").write_text("# header\n0001-missing.patch\n")
     with pytest.raises(InputError, match=r"series: line 2: no patch file '0001-missing.patch'"):
         read_series()
+
+
+# --- trees (sandbox/base/trees.py): 6.1's keys and folders as before them -----------
+FIXED_FRAGMENTS = {"common.config": "CONFIG_PRINTK=y\n", "x86_64.config": "CONFIG_64BIT=y\n",
+                   "series.config": "CONFIG_TIME32_SYSCALL_POLICY=y\n", "disks.config": "CONFIG_BLOCK=y\n",
+                   "net.config": "CONFIG_NET=y\n", "kunit.config": "CONFIG_KUNIT=y\n",
+                   "strict.config": "# CONFIG_COMPAT_32BIT_TIME is not set\n"}
+
+
+@pytest.fixture
+def fixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A kernel-series/ of fixed contents: 6.1's patch at the top, 6.12's in 6.12/."""
+    folder = tmp_path / "kernel-series"
+    (folder / "config").mkdir(parents=True)
+    for name, text in FIXED_FRAGMENTS.items():
+        (folder / "config" / name).write_text(text)
+    (folder / "0001-a.patch").write_text("From: x\nSubject: [PATCH] a\n")
+    (folder / "series").write_text("0001-a.patch\n")
+    (folder / "6.12").mkdir()
+    (folder / "6.12" / "0001-a.patch").write_text("From: x\nSubject: [PATCH] a, ported\n")
+    (folder / "6.12" / "series").write_text("# ported\n0001-a.patch\n")
+    monkeypatch.setattr(paths, "KERNEL_SERIES", folder)
+    return folder
+
+
+def test_the_6_1_key_formula_is_the_one_before_trees(fixed: Path) -> None:
+    """The values the code before trees (HEAD 4df6bf5's kernel.py) gives for
+    these inputs: a changed formula would rebuild every cached 6.1 kernel and mutant."""
+    x86 = MACHINES["x86_64"]
+    assert cache_key("6.1.192-3", KernelRequest(x86, "series")) == "b6555717eab9b018"
+    assert cache_key("6.1.192-3", KernelRequest(x86, "strict")) == "a6e0c5ecf35cf0e4"
+    assert cache_key("6.1.192-3", KernelRequest(x86, "pristine")) == "d02f2ac37766ed2a"
+    assert KernelRequest(x86) == KernelRequest(x86, "series", "6.1")
+
+
+def test_a_6_12_key_reads_its_own_series_folder(fixed: Path) -> None:
+    x86 = MACHINES["x86_64"]
+    ours = cache_key("6.12.118-1~deb12u1", KernelRequest(x86, "series", "6.12"))
+    old = cache_key("6.1.192-3", KernelRequest(x86, "series"))
+    (fixed / "6.12" / "0001-a.patch").write_text("From: x\nSubject: [PATCH] a, ported again\n")
+    assert cache_key("6.12.118-1~deb12u1", KernelRequest(x86, "series", "6.12")) != ours
+    assert cache_key("6.1.192-3", KernelRequest(x86, "series")) == old  # 6.1 does not read 6.12/
+    (fixed / "0001-a.patch").write_text("From: x\nSubject: [PATCH] b\n")
+    assert cache_key("6.1.192-3", KernelRequest(x86, "series")) != old
+
+
+def test_the_version_alone_tells_the_trees_apart(fixed: Path) -> None:
+    """The pristine kernels of both trees have no series and the same
+    fragments: the Debian version is what differs in their keys."""
+    x86 = MACHINES["x86_64"]
+    assert (cache_key("6.1.192-3", KernelRequest(x86, "pristine"))
+            != cache_key("6.12.118-1~deb12u1", KernelRequest(x86, "pristine", "6.12")))
+
+
+def test_each_tree_names_its_package_tarball_and_series() -> None:
+    assert (TREES["6.1"].package, TREES["6.1"].tarball) == ("linux-source-6.1",
+                                                             Path("/usr/src/linux-source-6.1.tar.xz"))
+    assert TREES["6.12"].tarball == Path("/usr/src/linux-source-6.12.tar.xz")
+    assert TREES["6.1"].series_folder == paths.KERNEL_SERIES
+    assert TREES["6.12"].series_folder == paths.KERNEL_SERIES / "6.12"
+    ported = [p.name for p in read_series(TREES["6.12"].series_folder).patches]
+    assert ported == [p.name for p in read_series().patches] and len(ported) == 20  # the same patches, ported
+    with pytest.raises(SandboxError, match=r"unknown kernel tree '5.10' \(known: 6.1, 6.12\)"):
+        tree_of(KernelRequest(MACHINES["x86_64"], "series", "5.10"))

@@ -11,8 +11,8 @@ from sandbox.base import paths
 from sandbox.scenario import suite
 from sandbox.base.errors import InputError, SandboxError
 from sandbox.build.kconfig import parse_config
-from sandbox.build.kernel import (BUILT_MARKER, KernelRequest, cache_key, fragment_paths, seed_build_folder,
-                                   seed_request)
+from sandbox.build.kernel import (BUILT_MARKER, KernelRequest, build_folder, cache_key, fragment_paths,
+                                   seed_build_folder, seed_request)
 from sandbox.base.machines import MACHINES
 from sandbox.scenario.catalogue import FLAVOURS, parse_catalogue
 from sandbox.run.plan import plan
@@ -230,3 +230,30 @@ def test_strict_differs_from_series_only_by_turning_options_off(series: Path) ->
     requests = parse_config((series / "config" / "strict.config").read_text())
     assert {r.option for r in requests} == {"CONFIG_COMPAT_32BIT_TIME", "CONFIG_TIME32_KUNIT_TEST"}
     assert {r.value for r in requests} == {"n"}
+
+
+# --- the 6.12 tree: build folders of its own, seeded from its own series build ----
+def test_6_1_keeps_its_build_folder_names_and_6_12_gets_a_suffix(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("Y2038_CACHE", str(tmp_path))
+    x86 = MACHINES["x86_64"]
+    assert build_folder(KernelRequest(x86, "series")) == tmp_path / "build" / "x86_64-series"
+    assert build_folder(KernelRequest(MACHINES["armhf"], "pristine")) == tmp_path / "build" / "armhf-pristine"
+    assert build_folder(KernelRequest(x86, "series", "6.12")) == tmp_path / "build" / "x86_64-series-6.12"
+    assert build_folder(KernelRequest(x86, "strict", "6.12")) == tmp_path / "build" / "x86_64-strict-6.12"
+    assert seed_request(KernelRequest(x86, "strict", "6.12")) == KernelRequest(x86, "series", "6.12")
+
+
+def test_a_6_12_strict_build_starts_from_the_6_12_series_build(tmp_path: Path) -> None:
+    series_61 = _series_build(tmp_path)  # build/i386-series: 6.1's, not to be copied
+    series_612 = series_61.with_name("x86_64-series-6.12")
+    (series_612 / "kernel").mkdir(parents=True)
+    (series_612 / ".config").write_text("CONFIG_X86_64=y\n")
+    (series_612 / "kernel" / "fork.o").write_bytes(b"\x7fELF 6.12 object")
+    (series_612 / BUILT_MARKER).write_text("key-612\n")
+    strict_61 = series_61.with_name("x86_64-strict")
+    seed_build_folder(strict_61, KernelRequest(MACHINES["x86_64"], "strict"), "key-612")  # no x86_64-series
+    assert not strict_61.exists()
+    strict_612 = series_61.with_name("x86_64-strict-6.12")
+    seed_build_folder(strict_612, KernelRequest(MACHINES["x86_64"], "strict", "6.12"), "key-612")
+    assert (strict_612 / "kernel" / "fork.o").read_bytes() == b"\x7fELF 6.12 object"

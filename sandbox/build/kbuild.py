@@ -34,9 +34,10 @@ def steps_in_log(log: Path) -> int | None:
         return None
 
 
-def previous_steps(kernels: Path, machine: str, variant: str) -> int | None:
-    """The step count of the newest cached build of this machine and variant
-    (a mutant counts as variant "mutant": it builds incrementally), or None."""
+def previous_steps(kernels: Path, machine: str, variant: str, tree: str = "6.1") -> int | None:
+    """The step count of the newest cached build of this machine, variant and
+    tree (a mutant counts as variant "mutant": it builds incrementally; a
+    build-info.json without "tree" is of 6.1, the only tree then), or None."""
     newest: tuple[str, int] | None = None
     for info_path in kernels.glob(f"{machine}-*/build-info.json"):
         try:
@@ -45,7 +46,8 @@ def previous_steps(kernels: Path, machine: str, variant: str) -> int | None:
             continue
         kind = "mutant" if "mutant" in info else info.get("variant")
         steps, built = info.get(STEPS_KEY), str(info.get("built_at", ""))
-        if info.get("machine") == machine and kind == variant and isinstance(steps, int):
+        same = info.get("machine") == machine and kind == variant and info.get("tree", "6.1") == tree
+        if same and isinstance(steps, int):
             if newest is None or built > newest[0]:
                 newest = (built, steps)
     return newest[1] if newest else None

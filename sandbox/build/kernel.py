@@ -20,6 +20,7 @@ from sandbox.build.kernel_source import Series, baseline_tree, branch_with, chec
 from sandbox.base.machines import Machine
 from sandbox.base.progress import metered, say
 from sandbox.base.runcmd import run
+from sandbox.base.trees import DEFAULT as DEFAULT_TREE, Tree, tree as tree_named
 from sandbox.base.variants import VARIANTS, Variant
 
 LineSink = Callable[[str], None] | None
@@ -38,6 +39,7 @@ REPRODUCIBLE_ENV = {
 class KernelRequest:
     machine: Machine
     variant: str = "series"  # a name in sandbox/variants.py VARIANTS
+    tree: str = DEFAULT_TREE  # a name in sandbox/base/trees.py TREES
 
 
 @dataclass(frozen=True)
@@ -57,6 +59,10 @@ def variant_of(request: KernelRequest) -> Variant:
                            f"(known: {', '.join(VARIANTS)})") from None
 
 
+def tree_of(request: KernelRequest) -> Tree:
+    return tree_named(request.tree)
+
+
 def fragment_paths(request: KernelRequest) -> list[Path]:
     folder = paths.KERNEL_SERIES / "config"
     names = ("common.config", request.machine.config_fragment,
@@ -68,11 +74,14 @@ def fragment_paths(request: KernelRequest) -> list[Path]:
 
 
 def _series_for(request: KernelRequest) -> Series:
-    return read_series() if variant_of(request).series else Series(())
+    return read_series(tree_of(request).series_folder) if variant_of(request).series else Series(())
 
 
 def cache_key(version: str, request: KernelRequest) -> str:
-    """Source version, series, fragments, machine, variant and recipe."""
+    """Source version, series, fragments, machine, variant and recipe.
+
+    Not the tree's name: the keys of the 6.1 kernels stay what they were
+    before there were trees, and two trees' Debian versions differ."""
     h = hashlib.sha256()
     h.update(f"recipe={RECIPE}\0version={version}\0machine={request.machine.name}\0".encode())
     h.update(f"variant={request.variant}\0series={_series_for(request).digest}\0".encode())
@@ -165,7 +174,7 @@ def remake_uncached(tree: Path, build: Path, machine: Machine, log: Path, on_lin
 
 def source_for(request: KernelRequest, version: str) -> tuple[Path, str]:
     """The tree to build this request in, checked out (hold the kernel-tree lock)."""
-    return checkout(baseline_tree(version), _series_for(request))
+    return checkout(baseline_tree(version, tree_of(request)), _series_for(request))
 
 
 def compile_in(tree: Path, build: Path, request: KernelRequest, label: str,
@@ -190,9 +199,10 @@ def compile_in(tree: Path, build: Path, request: KernelRequest, label: str,
 
 def build_kernel(request: KernelRequest) -> KernelArtifact:
     """Return the cached kernel for these inputs, building it only if missing."""
-    key = cache_key(debian_version(), request)
-    folder = paths.cache_dir() / "kernels" / f"{request.machine.name}-{request.variant}-{key}"
-    label = f"kernel {request.machine.name}/{request.variant} {key}"
+    tree = tree_of(request)
+    key = cache_key(debian_version(tree), request)
+    folder = paths.cache_dir() / "kernels" / f"{tree.folder_name(request.machine.name, request.variant)}-{key}"
+    label = f"kernel {request.machine.name}/{request.variant}{tree.build_suffix} {key}"
     return _cached_build(request, folder, key, label, lambda tree, branch: branch, {})
 
 
@@ -228,14 +238,14 @@ def _cached_build(request: KernelRequest, folder: Path, key: str, label: str,
     with locked("kernel-tree"):
         if (folder / "build-info.json").is_file():  # built while we waited
             return _cached_build(request, folder, key, label, branch_for, extra)
-        version = debian_version()
+        version = debian_version(tree_of(request))
         tree, branch = source_for(request, version)
         branch = branch_for(tree, branch)
-        build = paths.cache_dir() / "build" / f"{request.machine.name}-{request.variant}"
+        build = build_folder(request)
         seed_build_folder(build, request, cache_key(version, seed_request(request)))
         kind = "mutant" if "mutant" in extra else request.variant
         # kernels cached before counts were kept: the build folder's last log
-        expected = (kbuild.previous_steps(paths.cache_dir() / "kernels", request.machine.name, kind)
+        expected = (kbuild.previous_steps(paths.cache_dir() / "kernels", request.machine.name, kind, request.tree)
                     or kbuild.steps_in_log(build / "build.log"))
         (build / BUILT_MARKER).unlink(missing_ok=True)  # a killed build names no kernel
         seconds = compile_in(tree, build, request, label, expected=expected)
@@ -243,7 +253,7 @@ def _cached_build(request: KernelRequest, folder: Path, key: str, label: str,
         steps = kbuild.steps_in_log(build / "build.log")
         info = {
             "key": key, "machine": request.machine.name, "variant": request.variant,
-            "debian_version": version, "branch": branch,
+            "tree": request.tree, "debian_version": version, "branch": branch,
             "series": [p.name for p in _series_for(request).patches],
             "fragments": [p.name for p in fragment_paths(request)],
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -258,10 +268,16 @@ BUILT_MARKER = ".sandbox-built"
 """In a build folder: the key of the kernel last built there, written after the build."""
 
 
+def build_folder(request: KernelRequest) -> Path:
+    """Where kbuild builds the request's kernel: build/<machine>-<variant>, and
+    the tree's suffix (build/x86_64-series-6.12; none for 6.1)."""
+    return paths.cache_dir() / "build" / tree_of(request).folder_name(request.machine.name, request.variant)
+
+
 def seed_request(request: KernelRequest) -> KernelRequest:
     """The request whose build folder a seeded variant's build starts from
-    (the request itself for a variant without a seed)."""
-    return KernelRequest(request.machine, variant_of(request).seed or request.variant)
+    (the request itself for a variant without a seed), of the same tree."""
+    return KernelRequest(request.machine, variant_of(request).seed or request.variant, request.tree)
 
 
 def seed_build_folder(build: Path, request: KernelRequest, seed_key: str) -> None:
@@ -276,7 +292,7 @@ def seed_build_folder(build: Path, request: KernelRequest, seed_key: str) -> Non
     seed = variant_of(request).seed
     if seed is None:
         return
-    origin = build.with_name(f"{request.machine.name}-{seed}")
+    origin = build.with_name(tree_of(request).folder_name(request.machine.name, seed))
     current = (origin / BUILT_MARKER).is_file() and (origin / BUILT_MARKER).read_text().strip() == seed_key
     if not (origin / ".config").is_file() or (build.exists() and not current):
         return

@@ -1,5 +1,7 @@
 """The kernel source tree: Debian's linux-source unpacked once into the cache,
 committed as a git baseline, with kernel-series/ applied on a branch of its own.
+Which Debian package, and which folder of patches, is the tree's
+(sandbox/base/trees.py: 6.1 by default, or 6.12).
 """
 from __future__ import annotations
 
@@ -14,9 +16,8 @@ from sandbox.base import paths
 from sandbox.base.errors import InputError, SandboxError
 from sandbox.base.progress import say, step
 from sandbox.base.runcmd import run
+from sandbox.base.trees import DEFAULT as DEFAULT_TREE, TREES, Tree
 
-DEBIAN_PACKAGE = "linux-source-6.1"
-TARBALL = Path("/usr/src/linux-source-6.1.tar.xz")
 BASELINE_TAG = "debian-baseline"
 GIT_ENV = {"GIT_AUTHOR_NAME": "y2038 sandbox", "GIT_AUTHOR_EMAIL": "sandbox@localhost",
            "GIT_COMMITTER_NAME": "y2038 sandbox", "GIT_COMMITTER_EMAIL": "sandbox@localhost",
@@ -38,8 +39,9 @@ class Series:
 
 
 def read_series(folder: Path | None = None) -> Series:
-    """Parse the series file; every listed patch must exist."""
-    folder = folder or paths.KERNEL_SERIES
+    """Parse the series file (default: the 6.1 tree's, kernel-series/series);
+    every listed patch must exist."""
+    folder = folder or TREES[DEFAULT_TREE].series_folder
     series_file = folder / "series"
     patches = []
     for number, raw in enumerate(series_file.read_text().splitlines(), 1):
@@ -53,33 +55,34 @@ def read_series(folder: Path | None = None) -> Series:
     return Series(tuple(patches))
 
 
-def debian_version() -> str:
+def debian_version(tree: Tree = TREES[DEFAULT_TREE]) -> str:
     """The installed linux-source package's exact Debian version."""
-    if not TARBALL.is_file():
-        raise SandboxError(f"{TARBALL} is missing: install {DEBIAN_PACKAGE} (run 'just deps')")
-    return run(["dpkg-query", "-W", "-f=${Version}", DEBIAN_PACKAGE]).strip()
+    if not tree.tarball.is_file():
+        raise SandboxError(f"{tree.tarball} is missing: install {tree.package} (run 'just deps')")
+    return run(["dpkg-query", "-W", "-f=${Version}", tree.package]).strip()
 
 
 def _git(tree: Path, *args: str) -> str:
     return run(["git", *args], cwd=tree, env={**os.environ, **GIT_ENV})
 
 
-def baseline_tree(version: str) -> Path:
-    """Debian's tree unpacked and committed; done once per Debian version."""
+def baseline_tree(version: str, tree_of: Tree = TREES[DEFAULT_TREE]) -> Path:
+    """Debian's tree (of the package of `tree_of`) unpacked and committed;
+    done once per Debian version."""
     tree = paths.cache_dir() / "src" / f"linux-{version}"
     if (tree / ".git" / "refs" / "tags" / BASELINE_TAG).exists():
         return tree
     parent = tree.parent
     parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=parent, prefix=".unpack-") as tmp:
-        with step(f"unpacking {TARBALL.name} ({version}) into {parent}"):
-            run(["tar", "-xf", str(TARBALL), "-C", tmp])
-        unpacked = Path(tmp) / DEBIAN_PACKAGE
+        with step(f"unpacking {tree_of.tarball.name} ({version}) into {parent}"):
+            run(["tar", "-xf", str(tree_of.tarball), "-C", tmp])
+        unpacked = Path(tmp) / tree_of.package
         with step("committing the pristine tree as the git baseline"):
             _git(unpacked, "init", "-q", "-b", "baseline")
             _git(unpacked, "add", "-A", "--force")  # Debian's .gitignore ignores all
             _git(unpacked, "commit", "-q", "-m",
-                 f"Debian {DEBIAN_PACKAGE} {version}, pristine")
+                 f"Debian {tree_of.package} {version}, pristine")
             _git(unpacked, "tag", BASELINE_TAG)
         if tree.exists():
             shutil.rmtree(tree)
