@@ -40,9 +40,17 @@ build-all:
 
 # Unit tests, then every scenario on every machine (builds what is missing first),
 # on every core: pytest-xdist runs one test per worker (`-n 0`: one at a time).
+# `just test --tree 6.12` boots the 6.12 tree's kernels (`just kernels --tree 6.12` first
+# builds them in view; else the first test that needs one builds it, out of view).
 [positional-arguments]
 test *args: deps build-all
     exec {{pytest}} -n auto "$@"
+
+# Build (or reuse) every kernel the scenarios boot on a kernel source tree:
+# `just kernels --tree 6.12` (default 6.1, what `just build-all` builds).
+[positional-arguments]
+kernels *args:
+    exec {{sandbox}} kernels "$@"
 
 # Unit tests only: no kernel, no boot.
 [positional-arguments]

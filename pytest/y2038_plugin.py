@@ -8,6 +8,12 @@ prints a line per scenario done, of the total, with the time left (under
 pytest-xdist too: the controller counts the reports). Workers on other hosts
 (`--tx ssh=...`, docs/across-hosts.md) keep their evidence there; the
 summary names each one's results folder.
+
+`--tree 6.12` runs the session on that kernel source tree (sandbox/base/trees.py;
+default 6.1): every scenario that does not pin a tree, the boot tests and
+KUnit boot its kernels; a scenario pinned to another tree (`tree = ...`),
+or a machine the tree is not built for (i386 on 6.12), is skipped with the
+reason, before anything boots.
 """
 from __future__ import annotations
 
@@ -36,6 +42,7 @@ from sandbox.base.errors import SandboxError
 from sandbox.base.machines import machine
 from sandbox.scenario.model import Scenario
 from sandbox.guest.target import Target, prepare_target
+from sandbox.base.trees import DEFAULT as DEFAULT_TREE, TREES, not_built_for
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT
 
 RESULTS_KEY = pytest.StashKey[Path]()
@@ -81,6 +88,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("y2038", "y2038 rollover sandbox")
     group.addoption("--machine", action="append", default=[],
                     help="run scenarios only on this machine (repeatable)")
+    group.addoption("--tree", default=DEFAULT_TREE, choices=list(TREES),
+                    help=f"the kernel source tree of the session's kernels (default {DEFAULT_TREE})")
+
+
+def session_tree(config: pytest.Config) -> str:
+    """The kernel source tree the session boots (--tree)."""
+    return str(config.getoption("tree"))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -171,10 +185,16 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def machine_target(config: pytest.Config, name: str, variant: str = DEFAULT_VARIANT) -> Target:
-    """Kernel (of this variant), initramfs and accelerator for a machine, once per session."""
+    """Kernel (of this variant and the session's tree), initramfs and
+    accelerator for a machine, once per session; a machine the tree is not
+    built for skips the test that asks."""
+    tree = session_tree(config)
+    reason = not_built_for(tree, name)
+    if reason:
+        pytest.skip(reason)
     cache = config.stash[TARGETS_KEY]
     if (name, variant) not in cache:
-        cache[name, variant] = prepare_target(machine(name), variant)
+        cache[name, variant] = prepare_target(machine(name), variant, tree)
     return cache[name, variant]
 
 
@@ -188,7 +208,8 @@ def ktap_document(config: pytest.Config, name: str) -> ktap.Document | None:
     """The KTAP the series kernel's KUnit printed when booting a machine, once per session."""
     cache = config.stash[KTAP_KEY]
     if name not in cache:
-        evidence = config.stash[RESULTS_KEY] / "kunit" / name
+        tree = session_tree(config)
+        evidence = config.stash[RESULTS_KEY] / "kunit" / (name if tree == DEFAULT_TREE else f"{name}-{tree}")
         cache[name] = kunit.boot_and_parse(machine_target(config, name), evidence)
     return cache[name]
 
@@ -220,7 +241,11 @@ class ScenarioFile(pytest.File):
             for machine in scenario.machines:
                 if not wanted or machine in wanted:
                     name = f"{machine}[{scenario.variant}]" if scenario.variant else machine
-                    yield ScenarioItem.from_parent(self, name=name, scenario=scenario, machine=machine)
+                    item = ScenarioItem.from_parent(self, name=name, scenario=scenario, machine=machine)
+                    reason = scenario.skip_on(session_tree(self.config), machine)
+                    if reason:
+                        item.add_marker(pytest.mark.skip(reason=reason))
+                    yield item
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, SandboxError):

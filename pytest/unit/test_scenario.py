@@ -226,7 +226,7 @@ def expect_block(field: str) -> str:
 BAD = [
     ("unknown top key", HEAD + "colour = 1\n" + PROBE,
      "colour: unknown key 'colour' (known: description, disk, expect-kernel, kernel, kernel-args, machines, rtc, step, "
-     "time-server, timeout, title, varying, warp)"),
+     "time-server, timeout, title, tree, varying, warp)"),
     ("warp not a boolean", HEAD + 'warp = "yes"\n' + PROBE, "warp: expected true or false, got a string"),
     ("missing title", 'rtc = "2038-01-19T03:13:50Z"\n' + PROBE, "title: missing (required)"),
     ("empty title", 'title = ""\nrtc = "2038-01-19T03:13:50Z"\n' + PROBE, "title: must not be empty"),

@@ -104,12 +104,14 @@ def cmd_initramfs(args: argparse.Namespace) -> int:
 
 
 def run_files(files: list[Path], machine_name: str, label: str, warp: bool | None = None,
-              own: OwnKernel | None = None, jobs: int = 1) -> int:
+              own: OwnKernel | None = None, jobs: int = 1, tree: str = DEFAULT_TREE) -> int:
     """Validate every file first, then boot once per scenario, `jobs` guests
     side by side (sandbox/app/parallel.py); print each matrix in the files' order.
     warp: time warp for every scenario (--warp on|off), or each file's own choice.
     own: the user's kernel, booted for every scenario it can serve; the others
-    are skipped with their reason before anything boots (sandbox/scenario/needs.py)."""
+    are skipped with their reason before anything boots (sandbox/scenario/needs.py).
+    tree: the kernel source tree of the session (--tree); a scenario pinned
+    to another one (`tree = ...`) is skipped with its reason before any boot."""
     scenarios = suite.load_all(files)  # bad input stops before any boot
     if warp is not None:
         scenarios = [replace(s, warp=warp) for s in scenarios]
@@ -117,15 +119,19 @@ def run_files(files: list[Path], machine_name: str, label: str, warp: bool | Non
     if own is not None:
         scenarios = own_kernel_scenarios(scenarios, own, machine_name)
         mine = [s for s in scenarios if machine_name in s.machines]
-        own_target = target_with(machine(machine_name), own.artifact()) if mine else None
+        own_target = target_with(machine(machine_name), own.artifact(), None) if mine else None
         targets = {s.kernel: own_target for s in mine if own_target is not None}
     planned: list[tuple[Scenario, Target]] = []
     for scenario in scenarios:
         if machine_name not in scenario.machines:
             say(f"{scenario.name}: not for {machine_name}, skipped")
             continue
+        reason = None if own is not None else scenario.skip_on(tree, machine_name)
+        if reason:
+            say(f"{scenario.name}: skipped: {reason}")
+            continue
         if scenario.kernel not in targets:  # every kernel built before the first boot
-            targets[scenario.kernel] = prepare_target(machine(machine_name), scenario.kernel)
+            targets[scenario.kernel] = prepare_target(machine(machine_name), scenario.kernel, tree)
         planned.append((scenario, targets[scenario.kernel]))
     results = paths.new_results_dir(label)
     write_session(results)
@@ -139,7 +145,8 @@ def run_files(files: list[Path], machine_name: str, label: str, warp: bool | Non
     def show(item: tuple[Scenario, Target], judged: JudgedRun) -> None:
         scenario, target = item
         runs.append(judged)
-        kernel = f"own {own.image}{f' from {own.tree}' if own.tree else ''}" if own else scenario.kernel
+        kernel = (f"own {own.image}{f' from {own.tree}' if own.tree else ''}" if own
+                  else f"{scenario.kernel}, tree {tree}")
         print(f"\n{scenario.title}\n  [{scenario.name}, {machine_name}, kernel {kernel}, "
               f"accel {target.accel.name}{', time warp' if scenario.warp else ''}, "
               f"boot {judged.record.boot_seconds:.1f}s]")
@@ -205,7 +212,7 @@ def _warp(args: argparse.Namespace) -> bool | None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     files = [Path(f) for f in args.scenarios] or suite.scenario_files()
-    return run_files(files, args.machine, "run", _warp(args), own_kernel_of(args), args.jobs)
+    return run_files(files, args.machine, "run", _warp(args), own_kernel_of(args), args.jobs, args.tree)
 
 
 def own_kernel_of(args: argparse.Namespace) -> OwnKernel | None:
@@ -252,7 +259,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     (scenario,) = scenarios
     if args.machine not in scenario.machines:
         raise SandboxError(f"{path}: does not run on {args.machine} (machines: {', '.join(scenario.machines)})")
-    target = prepare_target(machine(args.machine), scenario.kernel)
+    target = prepare_target(machine(args.machine), scenario.kernel, scenario.tree_on(DEFAULT_TREE))
     results = paths.new_results_dir("record")
     judged = run_and_judge(target, scenario, results / scenario.slug / args.machine)
     if not judged.record.completed:
@@ -398,7 +405,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--machine", dest="machines", action="append", choices=sorted(MACHINES),
                    help="build for this machine (repeatable; default x86_64)")
     with_machine(verb("initramfs", cmd_initramfs, "build (or reuse) the initramfs"))
-    r = with_machine(verb("run", cmd_run, "run scenario files (default: all)"))
+    r = with_tree(with_machine(verb("run", cmd_run, "run scenario files (default: all)")))
     r.add_argument("scenarios", nargs="*")
     with_own_kernel(r)
     d = with_machine(verb("demo", cmd_demo, "build what is missing, boot, show the rollover"))

@@ -37,6 +37,7 @@ def write_run_facts(target: Target, scenario: Scenario, evidence: Path, started:
         "scenario_file": scenario.file,
         "machine": target.machine.name,
         "accel": target.accel.name,
+        "tree": target.tree,
         "kernel": kernel,
         "initramfs": {"key": target.initramfs.key, "path": str(target.initramfs.path)},
         "started": _utc(started),

@@ -12,6 +12,7 @@ from sandbox.build.initramfs import InitramfsArtifact, build_initramfs
 from sandbox.build.kernel import KernelArtifact, KernelRequest, build_kernel
 from sandbox.base.machines import Machine
 from sandbox.base.progress import say
+from sandbox.base.trees import DEFAULT as DEFAULT_TREE
 from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung
 
 HANDSHAKE_SECONDS = 20.0
@@ -24,6 +25,7 @@ class Target:
     kernel: KernelArtifact
     initramfs: InitramfsArtifact
     accel: accel.AccelChoice
+    tree: str | None = DEFAULT_TREE  # the kernel source tree (sandbox/base/trees.py); None: the user's own kernel
 
 
 def boots_with(machine: Machine, kernel: Path, initramfs: Path, accel_name: str,
@@ -39,15 +41,15 @@ def boots_with(machine: Machine, kernel: Path, initramfs: Path, accel_name: str,
                 return False
 
 
-def prepare_target(machine: Machine, variant: str = "series") -> Target:
-    return target_with(machine, build_kernel(KernelRequest(machine, variant)))
+def prepare_target(machine: Machine, variant: str = "series", tree: str = DEFAULT_TREE) -> Target:
+    return target_with(machine, build_kernel(KernelRequest(machine, variant, tree)), tree)
 
 
-def target_with(machine: Machine, kernel: KernelArtifact) -> Target:
+def target_with(machine: Machine, kernel: KernelArtifact, tree: str | None = DEFAULT_TREE) -> Target:
     """A target booting this kernel (a variant's, or a regression mutant's)."""
     initramfs = build_initramfs(machine.name)
     choice = accel.choose(
         machine.qemu, machine.kvm_capable,
         lambda name: boots_with(machine, kernel.boot_image, initramfs.path, name))
     say(f"accelerator for {machine.name}: {choice}")
-    return Target(machine, kernel, initramfs, choice)
+    return Target(machine, kernel, initramfs, choice, tree)

@@ -193,7 +193,9 @@ def _kernel_facts(run: RunEvidence) -> list[tuple[str, str]]:
     kernel: dict[str, Any] = run.facts.get("kernel", {}) or {}
     variant = run.scenario.kernel if run.scenario else kernel.get("variant", "?")
     release = run.info.get("release", "") or "?"
-    facts = [("kernel", f"{release} ({variant}), Debian linux-source {kernel.get('debian_version', '?')}")]
+    tree = run.facts.get("tree") or kernel.get("tree")
+    source = f"Debian linux-source {kernel.get('debian_version', '?')}" + (f", tree {tree}" if tree else "")
+    facts = [("kernel", f"{release} ({variant}), {source}")]
     if kernel:
         series = kernel.get("series", [])
         facts.append(("kernel build", f"key {kernel.get('key', '?')}, branch {kernel.get('branch', '?')}, "

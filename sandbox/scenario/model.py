@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import ClassVar
 
+from sandbox.base.trees import not_built_for
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT
 from sandbox.scenario.catalogue import ProbeInfo
 from sandbox.scenario.disks import Disk
@@ -229,6 +230,17 @@ class Scenario:
     warp: bool = False  # time warp: guest time jumps ahead while the guest idles (docs/time-warp.md)
     varying: tuple[str, ...] = ()  # fields two runs may observe differently (sandbox/judge/repeat.py)
     time_server: TimeServer | None = None  # [time-server]: a second guest serving NTP
+    tree: str | None = None  # the kernel tree it is pinned to (sandbox/base/trees.py); None: the session's
+
+    def tree_on(self, session_tree: str) -> str:
+        """The tree it boots in a session of `session_tree` (its own if pinned)."""
+        return self.tree or session_tree
+
+    def skip_on(self, session_tree: str, machine: str) -> str | None:
+        """Why it does not run in a session of `session_tree` on `machine`, or None."""
+        if self.tree is not None and self.tree != session_tree:
+            return f"pinned to the {self.tree} tree (tree = \"{self.tree}\"); this session runs {session_tree}"
+        return not_built_for(session_tree, machine)
 
     @property
     def slug(self) -> str:

@@ -16,6 +16,8 @@ by sandbox/scenario/matchers.py (MATCHERS), a family's [values],
 The kernel: top-level kernel = "series" | "pristine" | "strict" names the
 variant (sandbox/base/variants.py; default "series"), and kernel-args = [...]
 adds words to its command line (e.g. "rtc_core.hctosys_beyond_2038=1").
+tree = "6.1" | "6.12" pins the kernel source tree (sandbox/base/trees.py);
+without it the scenario runs on the session's tree (`--tree`, default 6.1).
 A [time-server] table boots a second guest that serves NTP to this one's
 ntp-sync steps (sandbox/scenario/time_server.py).
 """
@@ -29,6 +31,7 @@ from types import MappingProxyType
 
 from sandbox.base.fields import Where, check_keys, names, require, string, strings, type_name
 from sandbox.base.paths import REPO
+from sandbox.base.trees import TREES
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
 from sandbox.scenario.catalogue import Catalogue
 from sandbox.scenario.disks import Disk, parse_disks
@@ -52,7 +55,8 @@ _WARP_WITH_SERVER_WHY = (
     "moments, so NTP would measure the jumps; a scenario with a [time-server] runs without warp")
 
 TOP_KEYS = frozenset({"title", "description", "machines", "rtc", "timeout", "disk", "step",
-                      "kernel", "kernel-args", "expect-kernel", "warp", "varying", "time-server"})
+                      "kernel", "kernel-args", "expect-kernel", "warp", "varying", "time-server",
+                      "tree"})
 """The keys of one scenario; a family's [values], [flavour-groups] and
 [[variant]] are expanded before (sandbox/scenario/family.py)."""
 _KERNEL_ARG_RE = re.compile(r"[A-Za-z0-9_.-]+(=[^\s\"']*)?")
@@ -63,6 +67,16 @@ def _kernel(raw: object, where: Where) -> str:
     if variant not in VARIANTS:
         where.fail(f"unknown kernel variant '{variant}' (known: {', '.join(VARIANTS)})")
     return variant
+
+
+def _tree(raw: object, where: Where) -> str | None:
+    """tree = "6.12": the kernel source tree the scenario is pinned to; None when unsaid."""
+    if raw is None:
+        return None
+    name = string(raw, where)
+    if name not in TREES:
+        where.fail(f"unknown kernel tree '{name}' (known: {', '.join(TREES)})")
+    return name
 
 
 def _check_disks_fit_kernel(disks: tuple[Disk, ...], kernel: str, where: Where) -> None:
@@ -171,6 +185,7 @@ def _scenario(document: dict[str, object], file: str, variant: str, catalogue: C
     timeout = _timeout(document.get("timeout", DEFAULT_TIMEOUT), where.at("timeout"))
     disks = parse_disks(document.get("disk", []), where.at("disk"))
     kernel = _kernel(document.get("kernel", DEFAULT_VARIANT), where.at("kernel"))
+    tree = _tree(document.get("tree"), where.at("tree"))
     _check_disks_fit_kernel(disks, kernel, where)
     kernel_args = _kernel_args(document.get("kernel-args", []), where.at("kernel-args"))
     expect_kernel = _expect_kernel(document.get("expect-kernel", []), where.at("expect-kernel"))
@@ -199,6 +214,7 @@ def _scenario(document: dict[str, object], file: str, variant: str, catalogue: C
         warp=warp,
         varying=varying,
         time_server=time_server,
+        tree=tree,
     )
 
 

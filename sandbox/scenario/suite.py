@@ -10,6 +10,7 @@ from sandbox.scenario.model import Scenario
 from sandbox.base.fields import Where
 from sandbox.scenario.parser import display_path, load_scenario, load_scenarios
 from sandbox.scenario.userlands import load_userlands
+from sandbox.base.trees import DEFAULT as DEFAULT_TREE
 from sandbox.base.variants import VARIANTS
 
 
@@ -57,8 +58,10 @@ def load_all(paths: list[Path], probes: Catalogue | None = None) -> list[Scenari
     return scenarios
 
 
-def kernels_needed(scenarios: list[Scenario]) -> list[tuple[str, str]]:
-    """(machine, variant) of every kernel these scenarios boot: machines in
-    MACHINES order, the variants of each in VARIANTS order (series first)."""
-    wanted = {(m, s.kernel) for s in scenarios for m in s.machines}
+def kernels_needed(scenarios: list[Scenario], tree: str = DEFAULT_TREE) -> list[tuple[str, str]]:
+    """(machine, variant) of every kernel these scenarios boot in a session
+    of `tree`: machines in MACHINES order, the variants of each in VARIANTS
+    order (series first); a scenario pinned to another tree, or a machine
+    the tree is not built for, needs none."""
+    wanted = {(m, s.kernel) for s in scenarios for m in s.machines if s.skip_on(tree, m) is None}
     return [(m, v) for m in MACHINES for v in VARIANTS if (m, v) in wanted]
