@@ -157,7 +157,7 @@ def test_the_server_boots_serves_and_both_guests_stop_with_the_evidence_kept(tmp
     assert record.outcome == COMPLETED
     server, client = guests["server"], guests["client"]
     assert server.stopped and client.stopped
-    assert server.request.rtc == "2038-01-19T03:14:00Z" and server.request.kernel == SERVER_BOOT.kernel
+    assert server.request.rtc == "2038-01-19T03:14:04Z" and server.request.kernel == SERVER_BOOT.kernel
     assert server.request.link and client.request.link
     assert (server.request.link.local, server.request.link.remote) == \
         (client.request.link.remote, client.request.link.local)
