@@ -269,15 +269,39 @@ def with_userlands(initramfs: Path, artifacts: tuple[UserlandArtifact, ...],
     names = [str(initramfs), *(a.key for a in artifacts), *(f"{p.key}:{p.userland}" for p in probes)]
     key = hashlib.sha256("\0".join(names).encode()).hexdigest()[:16]
     target = cache_dir() / "initrd-with-userlands" / f"{key}.cpio"
-    if not target.is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(f".{os.getpid()}.tmp")
-        with tmp.open("wb") as out:
-            for part in (initramfs, *(a.cpio for a in parts)):
-                with part.open("rb") as source:
-                    shutil.copyfileobj(source, out)
-        os.replace(tmp, target)
+    if target.is_file():
+        os.utime(target)  # used now: the last to go (prune_combined)
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_suffix(f".{os.getpid()}.tmp")
+    with tmp.open("wb") as out:
+        for part in (initramfs, *(a.cpio for a in parts)):
+            with part.open("rb") as source:
+                shutil.copyfileobj(source, out)
+    os.replace(tmp, target)
+    prune_combined(target.parent, COMBINED_CACHE_BYTES)
     return target
+
+
+COMBINED_CACHE_BYTES = 4 * 2**30
+"""What the combined initramfs files (100 to 260 MB each) may take together.
+Each new probe initramfs makes new ones; without a bound they had grown to
+13 GB in a day of work on this project."""
+
+
+def prune_combined(folder: Path, limit: int) -> list[Path]:
+    """Remove the least recently used combined initramfs files until the rest
+    fit in `limit` bytes; the newest always stays. Returns what went."""
+    files = sorted(folder.glob("*.cpio"), key=lambda f: f.stat().st_mtime, reverse=True)
+    kept, removed = 0, []
+    for number, path in enumerate(files):
+        size = path.stat().st_size
+        if number > 0 and kept + size > limit:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+        else:
+            kept += size
+    return removed
 
 
 def has_program(artifact: UserlandArtifact, program: str, path: str = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin") -> bool:
