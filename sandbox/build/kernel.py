@@ -242,11 +242,13 @@ def _cached_build(request: KernelRequest, folder: Path, key: str, label: str,
         tree, branch = source_for(request, version)
         branch = branch_for(tree, branch)
         build = build_folder(request)
-        seed_build_folder(build, request, cache_key(version, seed_request(request)))
         kind = "mutant" if "mutant" in extra else request.variant
-        # kernels cached before counts were kept: the build folder's last log
+        # kernels cached before counts were kept: the build folder's last log,
+        # read before a seed's copy replaces it (the seed's full build is no
+        # measure of the seeded one's: 61 steps of 1471 on armhf 6.12 strict)
         expected = (kbuild.previous_steps(paths.cache_dir() / "kernels", request.machine.name, kind, request.tree)
                     or kbuild.steps_in_log(build / "build.log"))
+        seed_build_folder(build, request, cache_key(version, seed_request(request)))
         (build / BUILT_MARKER).unlink(missing_ok=True)  # a killed build names no kernel
         seconds = compile_in(tree, build, request, label, expected=expected)
         (build / BUILT_MARKER).write_text(key + "\n")
