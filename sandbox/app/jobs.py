@@ -16,7 +16,7 @@ from pathlib import Path
 from sandbox.app.facts import write_run_facts
 from sandbox.base.errors import InputError
 from sandbox.build.dynamic_probes import build_userland_probes
-from sandbox.base.machines import MACHINES, PROGRAMS_WARP_SHIFT
+from sandbox.base.machines import MACHINES
 from sandbox.base.variants import VARIANTS
 from sandbox.build.userland import UserlandArtifact, build_userland, has_program, with_userlands
 from sandbox.guest.target import Target, prepare_target
@@ -60,7 +60,7 @@ def _boot_with_userlands(target: Target, names: tuple[str, ...],
     size_mib = sum(a.cpio.stat().st_size for a in artifacts) // 2**20
     return Boot(target.machine, target.kernel.boot_image, with_userlands(target.initramfs.path, artifacts, probes),
                 target.accel.name, tuple(a.record() for a in artifacts),
-                memory_mib=256 + MIB_PER_USERLAND_MIB * size_mib, warp_shift=PROGRAMS_WARP_SHIFT), artifacts
+                memory_mib=256 + MIB_PER_USERLAND_MIB * size_mib), artifacts
 
 
 @functools.cache

@@ -50,10 +50,6 @@ class Machine:
     # Kernel arguments under time warp (docs/time-warp.md): what keeps the
     # idle guest from waking up for nothing
     warp_append: tuple[str, ...] = ()
-    # Under time warp each guest instruction counts 2**warp_shift ns of guest
-    # time (QEMU -icount shift): the guest's speed as the guest sees it. A
-    # boot with real programs runs at PROGRAMS_WARP_SHIFT whatever the machine.
-    warp_shift: int = 3
     # Kernel arguments of every boot, warp or not: what the boot need not wait
     # for (docs/time-warp.md, "What a boot costs")
     boot_append: tuple[str, ...] = ()
@@ -61,13 +57,6 @@ class Machine:
     # file the compiler's dependency list never names, so ccache would hand
     # back the object of an earlier kernel (sandbox/build/kernel.py make_image)
     uncached_objects: tuple[str, ...] = ()
-
-
-PROGRAMS_WARP_SHIFT = 3
-"""The guest speed under time warp of a boot with Debian userlands: 125
-million instructions a guest second. python3 starts in about 0.4 guest
-seconds there; at x86's shift 7 it took over 10 and missed its phase's
-window (docs/time-warp.md)."""
 
 
 X86_64 = Machine(
@@ -96,11 +85,6 @@ X86_64 = Machine(
     # HPET found): unless trusted, it never becomes valid for high
     # resolution, and the kernel keeps a periodic tick instead of NO_HZ.
     warp_append=("tsc=reliable",),
-    # calibrate_APIC_clock() spins for 100 ms of guest time; at 8 ns an
-    # instruction those are 12.5 million instructions, 1.2 s of a 2.2 s boot.
-    # At 128 ns (7.8 million instructions a guest second) the boot takes
-    # 0.97 s, as long as one without warp (docs/time-warp.md).
-    warp_shift=7,
     # check_timer()'s timer_irq_works() busy-waits 10 ticks (100 ms) to see
     # that the IO-APIC routes the PIT; QEMU's PC does. 256 legacy BSD ptys
     # (CONFIG_LEGACY_PTYS) took pty_init() about 100 ms; nothing uses them.

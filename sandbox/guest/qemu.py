@@ -38,14 +38,11 @@ no scheduler or CPU-affinity changes. qemu-system-x86_64, -i386 and -arm
 (Debian's 7.2) boot the sandbox guests under it."""
 
 
-def warp_icount(req: BootRequest) -> str:
-    """Time warp (docs/time-warp.md): each guest instruction counts
-    2**shift ns of guest time (the request's, else the machine's), and an
-    idle guest's clock jumps to its next timer at once (sleep=off). A fixed
-    shift: shift=auto re-tunes itself on a timer every 100 ms of guest time,
-    and those stops cost more than the whole idle day."""
-    shift = req.machine.warp_shift if req.warp_shift is None else req.warp_shift
-    return f"shift={shift},sleep=off"
+WARP_ICOUNT = "shift=3,sleep=off"
+"""Time warp (docs/time-warp.md): each guest instruction counts 2**3 ns of
+guest time, and an idle guest's clock jumps to its next timer at once
+(sleep=off). A fixed shift: shift=auto re-tunes itself on a timer every
+100 ms of guest time, and those stops cost more than the whole idle day."""
 SEED = "79323033382d73616e64626f782d7365656479323033382d73616e64626f7821"
 """Credited to the guest's random pool by /init (rootfs/probes/seedrng.c),
 so that no kernel timer polls for randomness. Fixed: the guest holds no
@@ -76,7 +73,6 @@ class BootRequest:
     disks: tuple[AttachedDisk, ...] = ()  # virtio block devices, in order, serial = name
     memory_mib: int | None = None  # over the machine's own -m (a boot with userlands needs more)
     warp: bool = False  # time warp: guest time jumps ahead while the guest is idle
-    warp_shift: int | None = None  # over the machine's own (a boot with real programs needs a faster guest)
     link: Link | None = None  # a virtio NIC wired to another guest (NTP); else no network
 
 
@@ -85,7 +81,7 @@ def warp_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...], str]:
     RTC on the guest's virtual clock, so it warps with it."""
     if not req.warp:
         return (), (), ""
-    return ("-icount", warp_icount(req)), ("y2038.warp=1", *req.machine.warp_append), ",clock=vm"
+    return ("-icount", WARP_ICOUNT), ("y2038.warp=1", *req.machine.warp_append), ",clock=vm"
 
 
 def qemu_argv(req: BootRequest) -> list[str]:

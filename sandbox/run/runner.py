@@ -66,7 +66,6 @@ class Boot:
     accel: str
     userlands: tuple[dict[str, object], ...] = ()  # name, suite, arch, package versions: for run.json
     memory_mib: int | None = None  # more than the machine's default, for userlands
-    warp_shift: int | None = None  # a faster guest than the machine's under warp, for userlands
 
 
 # What went wrong, by exception type: the guest's fate, not the scenario's.
@@ -267,7 +266,6 @@ def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
             guest = guests.enter_context(start(BootRequest(
                 boot.machine, boot.kernel, boot.initramfs, format_time(scenario.rtc), boot.accel, evidence,
                 append=scenario.kernel_args, disks=disks, memory_mib=boot.memory_mib, warp=scenario.warp,
-                warp_shift=boot.warp_shift,
                 link=client_link)))
             try:
                 if server_guest is not None and server is not None:
