@@ -14,21 +14,14 @@ from sandbox.build.kconfig import parse_config
 from sandbox.build.kernel import (BUILT_MARKER, KernelRequest, build_folder, cache_key, fragment_paths,
                                    seed_build_folder, seed_request)
 from sandbox.base.machines import MACHINES
-from sandbox.scenario.catalogue import FLAVOURS, parse_catalogue
+from sandbox.scenario.catalogue import FLAVOURS
 from sandbox.run.plan import plan
 from sandbox.scenario.model import Scenario, SysctlStep
 from sandbox.scenario.parser import parse_scenario
 from sandbox.base.variants import VARIANTS
 
-FILE = "scenarios/kernel/case.toml"
-CATALOGUE = parse_catalogue("""\
-[initramfs]
-scripts = ["init"]
+from clock_catalogue import CATALOGUE, FILE
 
-[probe.clock]
-calls.time = { seconds = "time" }
-flavours = ["time32-syscall", "time32-libc", "time64", "native64"]
-""", "rootfs/manifest.toml")
 STEP = """
 [[step]]
 phase = "p"

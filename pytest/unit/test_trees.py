@@ -15,19 +15,11 @@ from sandbox.base.machines import FLAVOURS
 from sandbox.base.paths import REPO
 from sandbox.base.trees import TREES, not_built_for
 from sandbox.scenario import suite
-from sandbox.scenario.catalogue import parse_catalogue
 from sandbox.scenario.model import Scenario
 from sandbox.scenario.parser import parse_scenario, parse_scenarios
 
-FILE = "scenarios/kernel/case.toml"
-CATALOGUE = parse_catalogue("""\
-[initramfs]
-scripts = ["init"]
+from clock_catalogue import CATALOGUE, FILE
 
-[probe.clock]
-calls.time = { seconds = "time" }
-flavours = ["time32-syscall", "time32-libc", "time64", "native64"]
-""", "rootfs/manifest.toml")
 MACHINES = {"x86_64": FLAVOURS, "i386": FLAVOURS[:3], "armhf": FLAVOURS[:3]}
 HEAD = 'title = "t"\nrtc = "2038-01-19T03:13:50Z"\n'
 STEP = '\n[[step]]\nphase = "p"\nprobe = "clock"\n'
