@@ -42,7 +42,7 @@ from sandbox.base.errors import SandboxError
 from sandbox.base.machines import machine
 from sandbox.scenario.model import Scenario
 from sandbox.guest.target import Target, prepare_target
-from sandbox.base.trees import DEFAULT as DEFAULT_TREE, TREES, not_built_for
+from sandbox.base.trees import DEFAULT as DEFAULT_TREE, TREES, not_built_for, tree as tree_named
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT
 
 RESULTS_KEY = pytest.StashKey[Path]()
@@ -208,8 +208,7 @@ def ktap_document(config: pytest.Config, name: str) -> ktap.Document | None:
     """The KTAP the series kernel's KUnit printed when booting a machine, once per session."""
     cache = config.stash[KTAP_KEY]
     if name not in cache:
-        tree = session_tree(config)
-        evidence = config.stash[RESULTS_KEY] / "kunit" / (name if tree == DEFAULT_TREE else f"{name}-{tree}")
+        evidence = config.stash[RESULTS_KEY] / "kunit" / f"{name}{tree_named(session_tree(config)).build_suffix}"
         cache[name] = kunit.boot_and_parse(machine_target(config, name), evidence)
     return cache[name]
 

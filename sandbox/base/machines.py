@@ -90,7 +90,7 @@ X86_64 = Machine(
     # (CONFIG_LEGACY_PTYS) took pty_init() about 100 ms; nothing uses them.
     # retain_initrd: the kernel keeps the initramfs archive instead of
     # poisoning every page of it (0xcc) before freeing it: 11 million of the
-    # 67 million instructions to /init, a quarter to a half of the samples.
+    # 92 million instructions to /init under warp (docs/time-warp.md).
     boot_append=("no_timer_check", "pty.legacy_count=0", "retain_initrd"),
 )
 

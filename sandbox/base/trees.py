@@ -55,11 +55,16 @@ TREES: Mapping[str, Tree] = MappingProxyType({
 })
 
 
+def unknown(name: str) -> str:
+    """The one-line reason a tree name is refused, wherever it was given."""
+    return f"unknown kernel tree '{name}' (known: {', '.join(TREES)})"
+
+
 def tree(name: str) -> Tree:
     try:
         return TREES[name]
     except KeyError:
-        raise SandboxError(f"unknown kernel tree '{name}' (known: {', '.join(TREES)})") from None
+        raise SandboxError(unknown(name)) from None
 
 
 def not_built_for(name: str, machine: str) -> str | None:

@@ -66,8 +66,8 @@ def _git(tree: Path, *args: str) -> str:
     return run(["git", *args], cwd=tree, env={**os.environ, **GIT_ENV})
 
 
-def baseline_tree(version: str, tree_of: Tree = TREES[DEFAULT_TREE]) -> Path:
-    """Debian's tree (of the package of `tree_of`) unpacked and committed;
+def baseline_tree(version: str, source: Tree = TREES[DEFAULT_TREE]) -> Path:
+    """Debian's tree (of the package of `source`) unpacked and committed;
     done once per Debian version."""
     tree = paths.cache_dir() / "src" / f"linux-{version}"
     if (tree / ".git" / "refs" / "tags" / BASELINE_TAG).exists():
@@ -75,14 +75,14 @@ def baseline_tree(version: str, tree_of: Tree = TREES[DEFAULT_TREE]) -> Path:
     parent = tree.parent
     parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=parent, prefix=".unpack-") as tmp:
-        with step(f"unpacking {tree_of.tarball.name} ({version}) into {parent}"):
-            run(["tar", "-xf", str(tree_of.tarball), "-C", tmp])
-        unpacked = Path(tmp) / tree_of.package
+        with step(f"unpacking {source.tarball.name} ({version}) into {parent}"):
+            run(["tar", "-xf", str(source.tarball), "-C", tmp])
+        unpacked = Path(tmp) / source.package
         with step("committing the pristine tree as the git baseline"):
             _git(unpacked, "init", "-q", "-b", "baseline")
             _git(unpacked, "add", "-A", "--force")  # Debian's .gitignore ignores all
             _git(unpacked, "commit", "-q", "-m",
-                 f"Debian {tree_of.package} {version}, pristine")
+                 f"Debian {source.package} {version}, pristine")
             _git(unpacked, "tag", BASELINE_TAG)
         if tree.exists():
             shutil.rmtree(tree)

@@ -31,7 +31,7 @@ from types import MappingProxyType
 
 from sandbox.base.fields import Where, check_keys, names, require, string, strings, type_name
 from sandbox.base.paths import REPO
-from sandbox.base.trees import TREES
+from sandbox.base.trees import TREES, unknown as unknown_tree
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
 from sandbox.scenario.catalogue import Catalogue
 from sandbox.scenario.disks import Disk, parse_disks
@@ -75,7 +75,7 @@ def _tree(raw: object, where: Where) -> str | None:
         return None
     name = string(raw, where)
     if name not in TREES:
-        where.fail(f"unknown kernel tree '{name}' (known: {', '.join(TREES)})")
+        where.fail(unknown_tree(name))
     return name
 
 
