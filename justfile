@@ -113,8 +113,9 @@ bench *args:
 reliability *args:
     exec env PYTHONPATH={{quote(justfile_directory())}} {{python}} -m sandbox.app.reliability "$@"
 
-# Check kernel-series/ patch by patch: checkpatch --strict, git am, incremental
-# build (default x86_64; add --machine i386 --machine armhf for the others).
+# Check a tree's kernel series patch by patch: checkpatch --strict, git am,
+# incremental build (default the 6.1 tree on x86_64; --tree 6.12, and
+# --machine i386 --machine armhf for the others).
 [positional-arguments]
 check-series *args:
     exec {{sandbox}} check-series "$@"

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from sandbox.app import cli
 from sandbox.base.machines import MACHINES
 from sandbox.build.series_check import PatchCheck, checkpatch_verdict, report
 
@@ -37,9 +40,21 @@ def test_report_marks_each_patch_and_stops_at_one_that_does_not_apply(tmp_path: 
         PatchCheck("0003-c.patch", "clean", False, None, 0.0, (), log),
     ]
     lines = report(MACHINES["armhf"], results).splitlines()
-    assert lines[0] == "series check on armhf:"
+    assert lines[0] == "series check of the 6.1 tree on armhf:"
     assert lines[1].startswith("  ok  0001-a.patch: checkpatch clean; applies; builds (31s)")
     assert lines[2].startswith("  BAD 0002-b.patch: checkpatch: total: 1 errors")
     assert "BUILD FAILED" in lines[2] and str(log) in lines[2]
     assert lines[3] == "  BAD 0003-c.patch: checkpatch clean; DOES NOT APPLY; not tried (0s)"
     assert [r.ok for r in results] == [True, False, False]
+
+
+def test_report_names_the_tree(tmp_path: Path) -> None:
+    results = [PatchCheck("0001-a.patch", "clean", True, True, 3.0, (), tmp_path / "x.log")]
+    assert report(MACHINES["x86_64"], results, "6.12").splitlines()[0] == "series check of the 6.12 tree on x86_64:"
+
+
+def test_a_machine_the_tree_is_not_built_for_is_refused_before_anything_runs(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check-series", "--tree", "6.12", "--machine", "i386"]) == cli.EXIT_ERROR
+    err = capsys.readouterr().err.strip()
+    assert err == "error: check-series --machine i386: the 6.12 tree is not built for i386 (only x86_64, armhf)"

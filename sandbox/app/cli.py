@@ -45,7 +45,7 @@ from sandbox.guest.target import Target, prepare_target, target_with
 from sandbox.run.runner import StartGuest
 from sandbox.scenario.model import Scenario
 from sandbox.scenario.needs import skip_reason
-from sandbox.base.trees import DEFAULT as DEFAULT_TREE, TREES
+from sandbox.base.trees import DEFAULT as DEFAULT_TREE, TREES, not_built_for
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
 
 DEMO_SCENARIOS = (  # one per subject: the whole matrix, before and after the rollover
@@ -92,8 +92,11 @@ def cmd_check_series(args: argparse.Namespace) -> int:
     failed = False
     for name in args.machines or ["x86_64"]:
         target = machine(name)
-        results = series_check.check_series(target)
-        print(series_check.report(target, results))
+        why_not = not_built_for(args.tree, name)
+        if why_not:
+            raise SandboxError(f"check-series --machine {name}: {why_not}")
+        results = series_check.check_series(target, tree_name=args.tree)
+        print(series_check.report(target, results, args.tree))
         failed = failed or not results or not all(r.ok for r in results)
     return EXIT_FAILED if failed else EXIT_PASSED
 
@@ -400,8 +403,8 @@ def parser() -> argparse.ArgumentParser:
     k = with_tree(with_machine(verb("kernel", cmd_kernel, "build (or reuse) a kernel")))
     k.add_argument("--variant", default=DEFAULT_VARIANT, choices=sorted(VARIANTS))
     with_tree(verb("kernels", cmd_kernels, "build (or reuse) every kernel the scenarios boot"))
-    c = verb("check-series", cmd_check_series,
-             "check kernel-series/ patch by patch: checkpatch --strict, git am, build")
+    c = with_tree(verb("check-series", cmd_check_series,
+             "check a tree's kernel series patch by patch: checkpatch --strict, git am, build"))
     c.add_argument("--machine", dest="machines", action="append", choices=sorted(MACHINES),
                    help="build for this machine (repeatable; default x86_64)")
     with_machine(verb("initramfs", cmd_initramfs, "build (or reuse) the initramfs"))

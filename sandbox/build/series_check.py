@@ -1,8 +1,9 @@
-"""Check kernel-series/ patch by patch: each one checkpatch-clean and building.
+"""Check a tree's kernel series patch by patch: each one checkpatch-clean and building.
 
-In a git worktree of its own (cache/series-check/tree, detached at Debian's
-baseline; the shared tree is never checked out here), for every patch in
-series order:
+In a git worktree of its own (cache/series-check/tree<suffix>, detached at
+Debian's baseline of that tree; the shared tree is never checked out here),
+for every patch in series order (kernel-series/series for 6.1,
+kernel-series/6.12/series for 6.12):
   1. scripts/checkpatch.pl --strict on the patch file: 0 errors, warnings, checks;
   2. git am of that one patch;
   3. configure (tinyconfig + common + machine + the series variant's
@@ -25,6 +26,7 @@ from sandbox.base import paths
 from sandbox.base.errors import SandboxError
 from sandbox.build.kernel_source import GIT_ENV, BASELINE_TAG, Series, baseline_tree, debian_version, read_series
 from sandbox.base.machines import Machine
+from sandbox.base.trees import DEFAULT as DEFAULT_TREE, Tree, tree as tree_named
 from sandbox.base.progress import say, step
 from sandbox.base.runcmd import run
 
@@ -67,9 +69,9 @@ def _attempt(argv: list[str], cwd: Path) -> str:
     return proc.stdout + proc.stderr
 
 
-def worktree(base: Path) -> Path:
-    """A clean worktree of the baseline, made once and reset on every check."""
-    tree = paths.cache_dir() / "series-check" / "tree"
+def worktree(base: Path, source: Tree) -> Path:
+    """A clean worktree of the baseline, made once per tree and reset on every check."""
+    tree = paths.cache_dir() / "series-check" / f"tree{source.build_suffix}"
     if not (tree / ".git").exists():
         tree.parent.mkdir(parents=True, exist_ok=True)
         _git(base, "worktree", "prune")
@@ -94,8 +96,9 @@ def _apply(tree: Path, patch: Path) -> bool:
         return False
 
 
-def _build(tree: Path, build: Path, machine: Machine, log: Path) -> tuple[bool, tuple[str, ...]]:
-    request = kernel.KernelRequest(machine, "series")
+def _build(tree: Path, build: Path, machine: Machine, source: Tree,
+           log: Path) -> tuple[bool, tuple[str, ...]]:
+    request = kernel.KernelRequest(machine, "series", source.name)
     try:
         missing = kernel.configure(tree, build, request, log, require=False)
         kernel.make_image(tree, build, machine, log)
@@ -104,15 +107,17 @@ def _build(tree: Path, build: Path, machine: Machine, log: Path) -> tuple[bool, 
     return True, tuple(f"{m.request.option}={m.request.value}" for m in missing)
 
 
-def check_series(machine: Machine, series: Series | None = None) -> list[PatchCheck]:
+def check_series(machine: Machine, series: Series | None = None,
+                 tree_name: str = DEFAULT_TREE) -> list[PatchCheck]:
     """Every patch: checkpatch, apply, build; in order, in the check's own worktree."""
-    series = series or read_series()
-    base = baseline_tree(debian_version())
-    build = paths.cache_dir() / "series-check" / f"build-{machine.name}"
+    source = tree_named(tree_name)
+    series = series or read_series(source.series_folder)
+    base = baseline_tree(debian_version(source), source)
+    build = paths.cache_dir() / "series-check" / f"build-{machine.name}{source.build_suffix}"
     build.mkdir(parents=True, exist_ok=True)
     results: list[PatchCheck] = []
     with kernel.locked("kernel-tree"):
-        tree = worktree(base)
+        tree = worktree(base, source)
         for patch in series.patches:
             log = build / f"{patch.stem[:40]}.log"
             log.write_text("")
@@ -122,16 +127,16 @@ def check_series(machine: Machine, series: Series | None = None) -> list[PatchCh
                 results.append(PatchCheck(patch.name, verdict, False, None, 0.0, (), log))
                 break
             start = time.monotonic()
-            with step(f"{machine.name}: {patch.name}: building (log: {log})"):
-                built, missing = _build(tree, build, machine, log)
+            with step(f"{source.name} {machine.name}: {patch.name}: building (log: {log})"):
+                built, missing = _build(tree, build, machine, source, log)
             results.append(PatchCheck(patch.name, verdict, True, built,
                                       round(time.monotonic() - start, 1), missing, log))
     return results
 
 
-def report(machine: Machine, results: list[PatchCheck]) -> str:
+def report(machine: Machine, results: list[PatchCheck], tree_name: str = DEFAULT_TREE) -> str:
     """One line per patch, then the options still missing after the last one."""
-    lines = [f"series check on {machine.name}:"]
+    lines = [f"series check of the {tree_name} tree on {machine.name}:"]
     for r in results:
         build = "not tried" if r.built is None else ("builds" if r.built else "BUILD FAILED")
         applied = "applies" if r.applied else "DOES NOT APPLY"
