@@ -140,6 +140,18 @@ def test_truncation_lines_become_truncations_with_what_the_program_got() -> None
     assert time32_calls(log) == (Time32Call("time32", 81, "clock_gettime32"),)
 
 
+def test_report_lines_naming_the_tgid_and_the_executable_are_read() -> None:
+    """kernel-series 0021 names the tgid and the executable in every report."""
+    log = ("[    3.01] time32: worker[90] tgid 88 exe /usr/lib/my prog/bin called futex_time32 (allowed)\n"
+           "[    3.02] time32: date[91] tgid 91 exe /usr/bin/date truncated 2147483670 to -2147483626 in "
+           "put_old_timespec32 (syscall 265)\n"
+           "[    3.03] time32: timeout[52] tgid 52 exe /bin/busybox called clock_nanosleep_time32 (allowed)\n"
+           "[    3.04] time32: date[91] tgid 91 exe /usr/bin/date exit: 1 time32 syscalls, 1 truncations\n")
+    assert time32_calls(log) == (Time32Call("worker", 90, "futex_time32", "/usr/lib/my prog/bin"),)
+    assert time32_truncations(log) == (
+        Time32Truncation("date", 91, 91, "put_old_timespec32", 2147483670, -2147483626, 265, "/usr/bin/date"),)
+
+
 KLOG = Path(__file__).resolve().parent.parent / "data" / "klog"
 
 

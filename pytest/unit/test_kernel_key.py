@@ -1,6 +1,7 @@
 """The kernel cache key: every input changes it, nothing else does."""
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 from sandbox.base import paths
 from sandbox.base.errors import InputError, SandboxError
 from sandbox.base.trees import TREES
+from sandbox.build import kernel
 from sandbox.build.kernel import KernelRequest, cache_key, tree_of
 from sandbox.build.kernel_source import read_series
 from sandbox.base.machines import MACHINES
@@ -59,7 +61,7 @@ def test_a_missing_patch_names_the_series_line(series: Path) -> None:
 FIXED_FRAGMENTS = {"common.config": "CONFIG_PRINTK=y\n", "x86_64.config": "CONFIG_64BIT=y\n",
                    "series.config": "CONFIG_TIME32_SYSCALL_POLICY=y\n", "disks.config": "CONFIG_BLOCK=y\n",
                    "net.config": "CONFIG_NET=y\n", "kunit.config": "CONFIG_KUNIT=y\n",
-                   "strict.config": "# CONFIG_COMPAT_32BIT_TIME is not set\n"}
+                   "strict.config": "# CONFIG_COMPAT_32BIT_TIME is not set\n", "trace.config": "CONFIG_FTRACE=y\n"}
 
 
 @pytest.fixture
@@ -78,9 +80,14 @@ def fixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def test_the_6_1_key_formula_is_the_one_before_trees(fixed: Path) -> None:
+def test_the_6_1_key_formula_is_the_one_before_trees(fixed: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The values the code before trees (HEAD 4df6bf5's kernel.py) gives for
-    these inputs: a changed formula would rebuild every cached 6.1 kernel and mutant."""
+    these inputs: a changed formula would rebuild every cached 6.1 kernel and mutant.
+    The inputs include the variants' fragments as they were then (trace.config
+    came later, a new input on purpose)."""
+    before = {name: dataclasses.replace(v, fragments=tuple(f for f in v.fragments if f != "trace.config"))
+              for name, v in kernel.VARIANTS.items()}
+    monkeypatch.setattr(kernel, "VARIANTS", before)
     x86 = MACHINES["x86_64"]
     assert cache_key("6.1.192-3", KernelRequest(x86, "series")) == "b6555717eab9b018"
     assert cache_key("6.1.192-3", KernelRequest(x86, "strict")) == "a6e0c5ecf35cf0e4"
@@ -114,6 +121,6 @@ def test_each_tree_names_its_package_tarball_and_series() -> None:
     assert TREES["6.1"].series_folder == paths.KERNEL_SERIES
     assert TREES["6.12"].series_folder == paths.KERNEL_SERIES / "6.12"
     ported = [p.name for p in read_series(TREES["6.12"].series_folder).patches]
-    assert ported == [p.name for p in read_series().patches] and len(ported) == 20  # the same patches, ported
+    assert ported == [p.name for p in read_series().patches] and len(ported) == 22  # the same patches, ported
     with pytest.raises(SandboxError, match=r"unknown kernel tree '5.10' \(known: 6.1, 6.12\)"):
         tree_of(KernelRequest(MACHINES["x86_64"], "series", "5.10"))

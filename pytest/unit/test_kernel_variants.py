@@ -117,9 +117,9 @@ def names(variant: str) -> list[str]:
 def test_each_variant_adds_its_fragments_after_common_and_machine(series: Path) -> None:
     assert names("pristine") == ["common.config", "i386.config"]
     assert names("series") == ["common.config", "i386.config", "series.config", "disks.config",
-                               "net.config", "kunit.config"]
+                               "net.config", "kunit.config", "trace.config"]
     assert names("strict") == ["common.config", "i386.config", "series.config", "disks.config",
-                               "net.config", "kunit.config", "strict.config"]
+                               "net.config", "kunit.config", "trace.config", "strict.config"]
 
 
 def test_strict_turns_off_what_common_turns_on(series: Path) -> None:

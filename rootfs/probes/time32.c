@@ -5,7 +5,7 @@
  * with its legacy and its libc form), so that every number the policy hooks
  * is exercised; splitting them over files would only scatter the table.
  *
- * usage: time32
+ * usage: time32 [call...]   the calls named, in order (default: all but flood)
  *        time32 --list    the calls it prints (and nothing else: safe anywhere)
  *
  * One JSON line per call, in table order, then two lines about this task:
@@ -16,7 +16,10 @@
  *   {"probe":"time32","flavour":"time32-syscall","call":"status","time32_syscalls":27,
  *    "time32_truncations":6}
  *   {"probe":"time32","flavour":"time32-syscall","call":"kmsg","reported":26,"denied":0,
- *    "first":"clock_gettime32","truncated":4,"truncated_in":"put_old_timespec32"}
+ *    "first":"clock_gettime32","exe":"/probes/time32-syscall/time32","truncated":4,
+ *    "truncated_in":"put_old_timespec32"}
+ *   {"probe":"time32","flavour":"time32-syscall","call":"trace","calls":27,
+ *    "first":"clock_gettime32","truncations":6,"value":2147483670}
  *
  * Like clock.c, each call has two variants and the flavour picks one:
  *   time32-syscall  the legacy syscall number with the old 32-bit structs,
@@ -46,12 +49,24 @@
  * status: "Time32_syscalls:" and "Time32_truncations:" from
  *         /proc/self/status (per process since series v2), or "absent" on
  *         a kernel without them.
- * kmsg:   the lines "time32: <our comm>[<our pid>] called <syscall> (...)"
- *         in /dev/kmsg: all of them, those ending "(denied)" or
- *         "(trapped)" (trap denies too), and the
- *         syscall named first ("first", when there is one); and the
- *         truncation reports "time32: <comm>[<pid>] tgid <pid> truncated
- *         ..." (or "passed ..."): how many, and the site of the first.
+ * kmsg:   the lines "time32: <comm>[<pid>] tgid <pid> exe <path> called
+ *         <syscall> (...)" about this process in /dev/kmsg: all of them,
+ *         those ending "(denied)" or "(trapped)" (trap denies too), the
+ *         syscall named first ("first") and the executable it names
+ *         ("exe"), when there is one; and the truncation reports
+ *         "... exe <path> truncated ..." (or "passed ..."): how many, and
+ *         the site of the first.
+ * trace:  the trace events time32:time32_call and time32:time32_truncation
+ *         of this process (tracefs, enabled and emptied before the first
+ *         call): how many of each, the first call's name and the first
+ *         truncated value in 64 bits; "absent" on a kernel without them.
+ *         Every call and truncation is an event, whatever the policy.
+ * flood:  (only when named) 300 children, each as user nobody, make the
+ *         flavour's clock_gettime (twice, as the clock_gettime call does)
+ *         and exit, as a fork loop would:
+ *         "children" forked, "reported" the call reports naming them in
+ *         /dev/kmsg (the policy's ratelimit bounds it), "traced" their
+ *         time32_call events (not ratelimited).
  * Exit status: 0 when every call was attempted, 2 on usage errors.
  */
 #define _GNU_SOURCE
@@ -71,6 +86,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mount.h>
 #include <sys/select.h>
 #include <sys/sem.h>
 #include <sys/socket.h>
@@ -673,7 +689,8 @@ static const char *kmsg_next(int fd, char *record, size_t size)
 }
 
 /* The syscalls named by the call reports logged since the last look
- * ("time32: <comm>[<pid>] called <syscall> (...)"), joined with '+'; ""
+ * ("time32: <comm>[<pid>] tgid <pid> exe <path> called <syscall> (...)"),
+ * joined with '+'; ""
  * when none. Under log, deny and trap the first call of each syscall by a
  * process is reported: the name the hook passed, which must be the call's
  * own (kernel-series 0003-0009). */
@@ -687,8 +704,10 @@ static void reports_since(char *names, size_t size)
 	if (kmsg_fd < 0)
 		return;
 	while ((text = kmsg_next(kmsg_fd, record, sizeof(record)))) {
-		if (strncmp(text, report_prefix, len) != 0 ||
-		    sscanf(text + len, "%*d] called %63s", name) != 1)
+		const char *called = strstr(text, " called ");
+
+		if (strncmp(text, report_prefix, len) != 0 || !called ||
+		    sscanf(called + 8, "%63s", name) != 1)
 			continue;
 		snprintf(names + strlen(names), size - strlen(names), "%s%s",
 			 names[0] ? "+" : "", name);
@@ -789,17 +808,28 @@ static void own_comm(char *comm, size_t size)
 		fclose(file);
 }
 
-/* The policy's reports about this task in the kernel log: lines
- * "time32: <comm>[<pid>] called <syscall> (allowed|denied)", and the
- * truncations "time32: <comm>[<pid>] tgid <pid> truncated <v> to <w> in
- * <site> (syscall <n>)" (or "passed <v> in <site>", a negative time). */
+/* "time32: <comm>[<pid>] tgid <pid> exe ": how every report about this
+ * process (one thread) begins (kernel-series 0021). */
+static size_t report_who(char *who, size_t size, pid_t pid)
+{
+	char comm[32];
+
+	own_comm(comm, sizeof(comm));
+	snprintf(who, size, "time32: %s[%d] tgid %d exe ", comm, (int)pid, (int)pid);
+	return strlen(who);
+}
+
+/* The policy's reports about this process in the kernel log: lines
+ * "<who><path> called <syscall> (allowed|denied|trapped)", and the
+ * truncations "<who><path> truncated <v> to <w> in <site> (syscall <n>)"
+ * (or "passed <v> in <site>", a negative time). */
 static void kmsg_run(void *ctx)
 {
-	char record[1024], comm[32], prefix[80], tprefix[96], first[64] = "";
+	char record[1024], who[96], first[64] = "", exe[256] = "";
 	char truncated_in[64] = "";
 	long long reported = 0, denied = 0, truncated = 0;
-	size_t prefix_len, tprefix_len;
-	const char *text;
+	size_t who_len = report_who(who, sizeof(who), getpid());
+	const char *text, *what;
 	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 
 	(void)ctx;
@@ -807,38 +837,183 @@ static void kmsg_run(void *ctx)
 		probe_errno(PROBE, "kmsg", errno);
 		return;
 	}
-	own_comm(comm, sizeof(comm));
-	snprintf(prefix, sizeof(prefix), "time32: %s[%d] called ", comm, (int)getpid());
-	prefix_len = strlen(prefix);
-	snprintf(tprefix, sizeof(tprefix), "time32: %s[%d] tgid %d ", comm,
-		 (int)getpid(), (int)getpid());
-	tprefix_len = strlen(tprefix);
 	while ((text = kmsg_next(fd, record, sizeof(record)))) {
-		if (strncmp(text, tprefix, tprefix_len) == 0) {
-			const char *in = strstr(text, " in ");
+		if (strncmp(text, who, who_len) != 0)
+			continue;
+		if ((what = strstr(text + who_len, " called "))) {
+			if (reported++ == 0) {
+				sscanf(what + 8, "%63s", first);
+				snprintf(exe, sizeof(exe), "%.*s", (int)(what - text - who_len),
+					 text + who_len);
+			}
+			if (strstr(what, "(denied)") || strstr(what, "(trapped)"))
+				denied++;
+		} else if ((what = strstr(text + who_len, " truncated ")) ||
+			   (what = strstr(text + who_len, " passed "))) {
+			const char *in = strstr(what, " in ");
 
-			if ((strncmp(text + tprefix_len, "truncated ", 10) == 0 ||
-			     strncmp(text + tprefix_len, "passed ", 7) == 0) && in &&
-			    truncated++ == 0)
+			if (in && truncated++ == 0)
 				sscanf(in + 4, "%63s", truncated_in);
-			continue;
 		}
-		if (strncmp(text, prefix, prefix_len) != 0)
-			continue;
-		if (reported++ == 0)
-			sscanf(text + prefix_len, "%63s", first);
-		if (strstr(text, "(denied)") || strstr(text, "(trapped)"))
-			denied++;
 	}
 	close(fd);
 	probe_begin(PROBE, "kmsg");
 	probe_i64("reported", reported);
 	probe_i64("denied", denied);
-	if (reported)
+	if (reported) {
 		probe_str("first", first);
+		probe_str("exe", exe);
+	}
 	probe_i64("truncated", truncated);
 	if (truncated)
 		probe_str("truncated_in", truncated_in);
+	probe_end();
+}
+
+/* tracefs, and the time32 events in it (kernel-series 0022). */
+#define TRACEFS "/sys/kernel/tracing"
+#define TIME32_EVENTS TRACEFS "/events/time32"
+
+/* Whether tracefs has the time32 events, mounting it if need be; then
+ * enable them and empty the buffer (prepare(), before the first call). */
+static int trace_start(void)
+{
+	int fd;
+
+	if (access(TIME32_EVENTS, F_OK) != 0 &&
+	    mount("tracefs", TRACEFS, "tracefs", 0, NULL) != 0)
+		return 0;
+	if (access(TIME32_EVENTS, F_OK) != 0)
+		return 0;
+	fd = open(TIME32_EVENTS "/enable", O_WRONLY);
+	if (fd < 0 || write(fd, "1", 1) != 1) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	close(fd);
+	fd = open(TRACEFS "/trace", O_WRONLY | O_TRUNC);
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0;
+}
+
+static int tracing;
+
+/* The events in the buffer: time32_call and time32_truncation lines
+ * "... time32_call: pid=<p> tgid=<t> comm=<c> call=<name> nr=<n> <verdict>",
+ * "... time32_truncation: pid=<p> tgid=<t> comm=<c> site=<s> nr=<n>
+ * value=<v> as32=<w>"; for each, on_event(its tgid, "call" or
+ * "truncation", the name or site, the value). */
+struct trace_tally {
+	pid_t tgid;             /* count this process's events, or */
+	const char *comm;       /* (tgid 0) other processes with this comm */
+	long long calls, truncations, value;
+	char first[64];
+};
+
+static void trace_count(struct trace_tally *t)
+{
+	char line[512], comm[32], name[64];
+	FILE *file = fopen(TRACEFS "/trace", "r");
+	long long value;
+	int pid, tgid;
+	const char *event;
+
+	if (!file)
+		return;
+	while (fgets(line, sizeof(line), file)) {
+		int mine;
+
+		if ((event = strstr(line, " time32_call: ")) &&
+		    sscanf(event, " time32_call: pid=%d tgid=%d comm=%31s call=%63s",
+			   &pid, &tgid, comm, name) == 4) {
+			mine = t->tgid ? tgid == t->tgid : tgid != getpid() && !strcmp(comm, t->comm);
+			if (mine && t->calls++ == 0)
+				snprintf(t->first, sizeof(t->first), "%s", name);
+		} else if ((event = strstr(line, " time32_truncation: ")) &&
+			   sscanf(event, " time32_truncation: pid=%d tgid=%d comm=%31s site=%63s nr=%*d value=%lld",
+				  &pid, &tgid, comm, name, &value) == 5) {
+			mine = t->tgid ? tgid == t->tgid : tgid != getpid() && !strcmp(comm, t->comm);
+			if (mine && t->truncations++ == 0)
+				t->value = value;
+		}
+	}
+	fclose(file);
+}
+
+static void trace_run(void *ctx)
+{
+	struct trace_tally t = { .tgid = getpid() };
+
+	(void)ctx;
+	if (!tracing) {
+		probe_absent(PROBE, "trace", "no time32 trace events in tracefs");
+		return;
+	}
+	trace_count(&t);
+	probe_begin(PROBE, "trace");
+	probe_i64("calls", t.calls);
+	if (t.calls)
+		probe_str("first", t.first);
+	probe_i64("truncations", t.truncations);
+	if (t.truncations)
+		probe_i64("value", t.value);
+	probe_end();
+}
+
+#define FLOOD_CHILDREN 300
+#define NOBODY 65534
+
+/* A fork loop, unprivileged: what the call reports' ratelimit is for. */
+static void flood_run(void *ctx)
+{
+	char record[1024], comm[32], prefix[64];
+	struct trace_tally t = { 0 };
+	long long children = 0, reported = 0;
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	const char *text;
+	int i;
+
+	(void)ctx;
+	if (fd < 0) {
+		probe_errno(PROBE, "flood", errno);
+		return;
+	}
+	lseek(fd, 0, SEEK_END);
+	for (i = 0; i < FLOOD_CHILDREN; i++) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			struct result r = { 0 };
+
+			if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+				_exit(1);
+			clock_gettime_call(&r);
+			_exit(0);
+		}
+		if (pid > 0 && waitpid(pid, NULL, 0) == pid)
+			children++;
+	}
+	own_comm(comm, sizeof(comm));
+	snprintf(prefix, sizeof(prefix), "time32: %s[", comm);
+	while ((text = kmsg_next(fd, record, sizeof(record)))) {
+		int pid;
+
+		if (strncmp(text, prefix, strlen(prefix)) == 0 &&
+		    sscanf(text + strlen(prefix), "%d]", &pid) == 1 &&
+		    pid != getpid() && strstr(text, " called "))
+			reported++;
+	}
+	close(fd);
+	t.comm = comm;
+	if (tracing)
+		trace_count(&t);
+	probe_begin(PROBE, "flood");
+	probe_i64("children", children);
+	probe_i64("reported", reported);
+	if (tracing)
+		probe_i64("traced", t.calls);
 	probe_end();
 }
 
@@ -873,6 +1048,8 @@ static const struct probe_call calls[] = {
 	{ "vdso_clock_gettime",    vdso_clock_gettime_run,    NULL, 0 },
 	{ "status",                status_run,                NULL, 0 },
 	{ "kmsg",                  kmsg_run,                  NULL, 0 },
+	{ "trace",                 trace_run,                 NULL, 0 },
+	{ "flood",                 flood_run,                 NULL, PROBE_NAMED_ONLY },
 };
 
 /* Before the calls: the file the file-time calls touch, the SIGSYS
@@ -890,6 +1067,7 @@ static int prepare(const struct probe *p, const struct probe_call *const *run, s
 	}
 	close(fd);
 	sigaction(SIGSYS, &sa, NULL);
+	tracing = trace_start();
 	own_comm(comm, sizeof(comm));
 	snprintf(report_prefix, sizeof(report_prefix), "time32: %s[", comm);
 	kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
@@ -909,9 +1087,10 @@ static int remove_scratch(const struct probe *p)
 
 static const struct probe time32 = {
 	.name = PROBE,
-	.usage = "usage: time32 (no arguments)",
+	.usage = "usage: time32 [call...]",
 	.calls = calls,
 	.ncalls = PROBE_COUNT(calls),
+	.select_calls = 1,
 	.prepare = prepare,
 	.finish = remove_scratch,
 };

@@ -1,14 +1,16 @@
 """What one run of a program left behind, read (pure: text in, facts out).
 
     time32_calls(kernel_log)   the series kernel's `log` policy lines
-                               ("time32: sqlite3[212] called clock_gettime32
+                               ("time32: sqlite3[212] tgid 212 exe
+                               /usr/bin/sqlite3 called clock_gettime32
                                (allowed)"): one per process and system call,
-                               the first time that process made it
+                               the first time that process made it, while
+                               the reports' ratelimit (200 lines in 5 s) lets it
     time32_truncations(kernel_log)
                                the series v2 kernel's truncation lines
-                               ("time32: date[212] tgid 212 truncated
-                               2147483670 to -2147483626 in put_old_timespec32
-                               (syscall 265)"): the first time at each site
+                               ("time32: date[212] tgid 212 exe /usr/bin/date
+                               truncated 2147483670 to -2147483626 in
+                               put_old_timespec32 (syscall 265)"): the first time at each site
                                that the kernel handed the process a time that
                                does not fit in 32 bits ("passed -5 in
                                get_old_timespec32": took a negative one)
@@ -21,7 +23,9 @@
                                the time they print have the same shape
 
 Series v1 counted time32 calls per task only; series v2 (issue 10) also
-reports truncations. A kernel can only see the truncations it makes: a glibc
+reports truncations, and names the tgid and the executable in every line
+(kernel-series 0021; lines without them, from older series kernels, are read
+too). A kernel can only see the truncations it makes: a glibc
 2.34+ program with 32-bit time_t reads the 64-bit time and gets EOVERFLOW
 from glibc itself (refusals(), through the shim), and a program that keeps
 a 1901 it computed itself shows only as changed output.
@@ -33,9 +37,11 @@ from dataclasses import dataclass
 
 from sandbox.base.timefmt import days_from_civil
 
-TIME32_LINE = re.compile(r"time32: (?P<comm>.{1,16}?)\[(?P<pid>\d+)\] called (?P<call>\w+) \((?:allowed|denied|trapped)\)")
-TRUNCATION_LINE = re.compile(r"time32: (?P<comm>.{1,16}?)\[(?P<pid>\d+)\] tgid (?P<tgid>\d+) "
-                             r"(?:truncated (?P<value>-?\d+) to (?P<got>-?\d+)|passed (?P<negative>-?\d+)) "
+WHO = r"time32: (?P<comm>.{1,16}?)\[(?P<pid>\d+)\](?: tgid (?P<tgid>\d+))?(?: exe (?P<exe>.+?))? "
+"""How every report names its process: the thread's comm and pid, then its
+tgid and executable (older series: tgid in truncation lines only, no exe)."""
+TIME32_LINE = re.compile(WHO + r"called (?P<call>\w+) \((?:allowed|denied|trapped)\)")
+TRUNCATION_LINE = re.compile(WHO + r"(?:truncated (?P<value>-?\d+) to (?P<got>-?\d+)|passed (?P<negative>-?\d+)) "
                              r"in (?P<site>\w+) \(syscall (?P<syscall>-?\d+)\)")
 REFUSAL_LINE = re.compile(r"(?P<pid>\d+) (?P<comm>.{1,16}) (?P<function>\w+)")
 WRAPPERS = frozenset({"timeout"})
@@ -58,6 +64,7 @@ class Time32Call:
     comm: str
     pid: int
     call: str  # the kernel's name: clock_gettime32, futex_time32, ...
+    exe: str = ""  # the executable the kernel names (series 0021 on), else ""
 
 
 @dataclass(frozen=True)
@@ -69,6 +76,7 @@ class Time32Truncation:
     value: int  # the full time
     got: int | None  # what the program got in 32 bits; None: a negative time it passed
     syscall: int  # the number in the program's ABI
+    exe: str = ""  # the executable the kernel names (series 0021 on), else ""
 
     def describe(self) -> str:
         what = f"{self.value} -> {self.got}" if self.got is not None else f"passed {self.value}"
@@ -87,7 +95,7 @@ def time32_calls(kernel_log: str) -> tuple[Time32Call, ...]:
     for line in kernel_log.splitlines():
         match = TIME32_LINE.search(line)
         if match and match["comm"] not in WRAPPERS:
-            found.append(Time32Call(match["comm"], int(match["pid"]), match["call"]))
+            found.append(Time32Call(match["comm"], int(match["pid"]), match["call"], match["exe"] or ""))
     return tuple(found)
 
 
@@ -95,12 +103,12 @@ def time32_truncations(kernel_log: str) -> tuple[Time32Truncation, ...]:
     found = []
     for line in kernel_log.splitlines():
         match = TRUNCATION_LINE.search(line)
-        if match and match["comm"] not in WRAPPERS:
+        if match and match["comm"] not in WRAPPERS and match["tgid"]:
             negative = match["negative"] is not None
             found.append(Time32Truncation(
                 match["comm"], int(match["pid"]), int(match["tgid"]), match["site"],
                 int(match["negative"] if negative else match["value"]),
-                None if negative else int(match["got"]), int(match["syscall"])))
+                None if negative else int(match["got"]), int(match["syscall"]), match["exe"] or ""))
     return tuple(found)
 
 

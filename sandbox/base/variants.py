@@ -42,7 +42,7 @@ class Variant:
 DEFAULT = "series"
 DISKS_FRAGMENT = "disks.config"
 NET_FRAGMENT = "net.config"
-SERIES_FRAGMENTS = ("series.config", DISKS_FRAGMENT, NET_FRAGMENT, "kunit.config")
+SERIES_FRAGMENTS = ("series.config", DISKS_FRAGMENT, NET_FRAGMENT, "kunit.config", "trace.config")
 
 VARIANTS: Mapping[str, Variant] = MappingProxyType({
     v.name: v
