@@ -47,7 +47,7 @@ def test_kernel_and_kernel_args_are_read() -> None:
 
 
 @pytest.mark.parametrize("head, key, message", [
-    ('kernel = "mainline"\n', "kernel", "unknown kernel variant 'mainline' (known: series, pristine, strict)"),
+    ('kernel = "mainline"\n', "kernel", "unknown kernel variant 'mainline' (known: series, pristine, strict, traced)"),
     ("kernel = 1\n", "kernel", "expected a string"),
     ('kernel-args = "quiet"\n', "kernel-args", "expected a list of strings"),
     ('kernel-args = ["a b"]\n', "kernel-args[0]", "not one kernel parameter"),
@@ -117,9 +117,11 @@ def names(variant: str) -> list[str]:
 def test_each_variant_adds_its_fragments_after_common_and_machine(series: Path) -> None:
     assert names("pristine") == ["common.config", "i386.config"]
     assert names("series") == ["common.config", "i386.config", "series.config", "disks.config",
-                               "net.config", "kunit.config", "trace.config"]
+                               "net.config", "kunit.config"]
     assert names("strict") == ["common.config", "i386.config", "series.config", "disks.config",
-                               "net.config", "kunit.config", "trace.config", "strict.config"]
+                               "net.config", "kunit.config", "strict.config"]
+    assert names("traced") == ["common.config", "i386.config", "series.config", "disks.config",
+                               "net.config", "kunit.config", "trace.config"]
 
 
 def test_strict_turns_off_what_common_turns_on(series: Path) -> None:

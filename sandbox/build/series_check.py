@@ -6,9 +6,10 @@ for every patch in series order (kernel-series/series for 6.1,
 kernel-series/6.12/series for 6.12):
   1. scripts/checkpatch.pl --strict on the patch file: 0 errors, warnings, checks;
   2. git am of that one patch;
-  3. configure (tinyconfig + common + machine + the series variant's
-     fragments; options a later patch adds are reported, not required) and
-     an incremental make in one build folder per machine.
+  3. configure (tinyconfig + common + machine + the traced variant's
+     fragments: the series' and event tracing, so that the trace events of
+     0022 are compiled too; options a later patch adds are reported, not
+     required) and an incremental make in one build folder per machine.
 A patch that does not apply stops the check (the rest cannot apply either);
 a failing checkpatch or build is reported and the check goes on.
 """
@@ -30,6 +31,7 @@ from sandbox.base.trees import DEFAULT as DEFAULT_TREE, Tree, tree as tree_named
 from sandbox.base.progress import say, step
 from sandbox.base.runcmd import run
 
+CHECKED_VARIANT = "traced"  # the series' fragments and trace.config: every line of the series compiles
 _TOTAL = re.compile(r"^total: (\d+) errors, (\d+) warnings, (?:(\d+) checks, )?\d+ lines checked$", re.M)
 
 
@@ -98,7 +100,7 @@ def _apply(tree: Path, patch: Path) -> bool:
 
 def _build(tree: Path, build: Path, machine: Machine, source: Tree,
            log: Path) -> tuple[bool, tuple[str, ...]]:
-    request = kernel.KernelRequest(machine, "series", source.name)
+    request = kernel.KernelRequest(machine, CHECKED_VARIANT, source.name)
     try:
         missing = kernel.configure(tree, build, request, log, require=False)
         kernel.make_image(tree, build, machine, log)

@@ -13,7 +13,7 @@ expectations are parsed by sandbox/scenario/steps.py (ACTIONS), the matchers
 by sandbox/scenario/matchers.py (MATCHERS), a family's [values],
 [flavour-groups] and [[variant]] expanded first by sandbox/scenario/family.py.
 
-The kernel: top-level kernel = "series" | "pristine" | "strict" names the
+The kernel: top-level kernel = "series" | "pristine" | "strict" | "traced" names the
 variant (sandbox/base/variants.py; default "series"), and kernel-args = [...]
 adds words to its command line (e.g. "rtc_core.hctosys_beyond_2038=1").
 tree = "6.1" | "6.12" pins the kernel source tree (sandbox/base/trees.py);
