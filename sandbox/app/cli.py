@@ -508,8 +508,9 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt as err:
         signum = getattr(err, "signum", signal.SIGINT)
-        print(f"interrupted by {signal.Signals(signum).name}: QEMU stopped, the run recorded "
-              "as interrupted in its results folder", file=sys.stderr)
+        print(f"interrupted by {signal.Signals(signum).name}: stopped (a run stops its QEMU and "
+              "records itself as interrupted in its results folder; a build leaves no kernel behind)",
+              file=sys.stderr)
         return 128 + signum
     except Exception:  # noqa: BLE001 - a bug of ours is an infrastructure failure, never "failed" (1)
         traceback.print_exc()
