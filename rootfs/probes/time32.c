@@ -900,11 +900,8 @@ static int trace_start(void)
 
 static int tracing;
 
-/* The events in the buffer: time32_call and time32_truncation lines
- * "... time32_call: pid=<p> tgid=<t> comm=<c> call=<name> nr=<n> <verdict>",
- * "... time32_truncation: pid=<p> tgid=<t> comm=<c> site=<s> nr=<n>
- * value=<v> as32=<w>"; for each, on_event(its tgid, "call" or
- * "truncation", the name or site, the value). */
+/* The time32 events in the trace buffer of one process, or of the
+ * children of this one (other processes with our comm). */
 struct trace_tally {
 	pid_t tgid;             /* count this process's events, or */
 	const char *comm;       /* (tgid 0) other processes with this comm */
@@ -912,6 +909,14 @@ struct trace_tally {
 	char first[64];
 };
 
+static int tally_counts(const struct trace_tally *t, int tgid, const char *comm)
+{
+	return t->tgid ? tgid == t->tgid : tgid != getpid() && !strcmp(comm, t->comm);
+}
+
+/* Reads the buffer's lines
+ * "... time32_call: pid=<p> tgid=<t> comm=<c> call=<name> nr=<n> <verdict>" and
+ * "... time32_truncation: pid=<p> tgid=<t> comm=<c> site=<s> nr=<n> value=<v> as32=<w>". */
 static void trace_count(struct trace_tally *t)
 {
 	char line[512], comm[32], name[64];
@@ -923,19 +928,15 @@ static void trace_count(struct trace_tally *t)
 	if (!file)
 		return;
 	while (fgets(line, sizeof(line), file)) {
-		int mine;
-
 		if ((event = strstr(line, " time32_call: ")) &&
 		    sscanf(event, " time32_call: pid=%d tgid=%d comm=%31s call=%63s",
 			   &pid, &tgid, comm, name) == 4) {
-			mine = t->tgid ? tgid == t->tgid : tgid != getpid() && !strcmp(comm, t->comm);
-			if (mine && t->calls++ == 0)
+			if (tally_counts(t, tgid, comm) && t->calls++ == 0)
 				snprintf(t->first, sizeof(t->first), "%s", name);
 		} else if ((event = strstr(line, " time32_truncation: ")) &&
 			   sscanf(event, " time32_truncation: pid=%d tgid=%d comm=%31s site=%63s nr=%*d value=%lld",
 				  &pid, &tgid, comm, name, &value) == 5) {
-			mine = t->tgid ? tgid == t->tgid : tgid != getpid() && !strcmp(comm, t->comm);
-			if (mine && t->truncations++ == 0)
+			if (tally_counts(t, tgid, comm) && t->truncations++ == 0)
 				t->value = value;
 		}
 	}
