@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.build.userland import UserlandArtifact, prune_combined, with_userlands
+from sandbox.build.userland import UserlandArtifact, guest_memory_mib, prune_combined, with_userlands
 from sandbox.scenario.userlands import load_userlands
 
 
@@ -46,3 +46,11 @@ def test_a_reused_file_counts_as_just_used(tmp_path: Path, monkeypatch: pytest.M
     os.utime(combined, (1.0, 1.0))
     assert with_userlands(tmp_path / "initramfs.cpio", (artifact,)) == combined
     assert combined.stat().st_mtime > 1.0
+
+
+def test_guest_memory_grows_with_the_userlands_it_carries() -> None:
+    """One rule for scenario boots (sandbox/app/jobs.py) and the runtime audit's
+    (sandbox/audit/runtime_boot.py): 256 MiB and 3 MiB per MiB added."""
+    assert guest_memory_mib(0) is None and guest_memory_mib(2**20) is None
+    assert guest_memory_mib(77 * 2**20) == 256 + 3 * 77
+    assert guest_memory_mib(172 * 2**20 + 5) == 256 + 3 * 172

@@ -18,7 +18,7 @@ from sandbox.base.errors import InputError
 from sandbox.build.dynamic_probes import build_userland_probes
 from sandbox.base.machines import MACHINES
 from sandbox.base.variants import VARIANTS
-from sandbox.build.userland import UserlandArtifact, build_userland, has_program, with_userlands
+from sandbox.build.userland import UserlandArtifact, build_userland, guest_memory_mib, has_program, with_userlands
 from sandbox.guest.target import Target, prepare_target
 from sandbox.judge.evaluate import evaluate
 from sandbox.report.text import JudgedRun, failure_report
@@ -29,7 +29,6 @@ from sandbox.scenario.userlands import load_userlands
 
 
 NETWORK_VARIANT = next(name for name, variant in VARIANTS.items() if variant.has_network)
-MIB_PER_USERLAND_MIB = 3  # guest memory per MiB of userland archive: the archive, its files, headroom
 
 
 def boot_of(target: Target, scenario: Scenario) -> Boot:
@@ -57,10 +56,10 @@ def _boot_with_userlands(target: Target, names: tuple[str, ...],
     table = load_userlands()
     artifacts = tuple(build_userland(table.by_name[name], table) for name in names)
     probes = tuple(build_userland_probes(table.by_name[name]) for name in probe_names)
-    size_mib = sum(a.cpio.stat().st_size for a in artifacts) // 2**20
+    added = sum(a.cpio.stat().st_size for a in artifacts)
     return Boot(target.machine, target.kernel.boot_image, with_userlands(target.initramfs.path, artifacts, probes),
                 target.accel.name, tuple(a.record() for a in artifacts),
-                memory_mib=256 + MIB_PER_USERLAND_MIB * size_mib), artifacts
+                memory_mib=guest_memory_mib(added)), artifacts
 
 
 @functools.cache

@@ -20,7 +20,7 @@ from sandbox.base.errors import SandboxError
 from sandbox.base.machines import Machine
 from sandbox.base.progress import say
 from sandbox.build import cpio
-from sandbox.build.userland import UserlandArtifact, tree_entries, with_userlands
+from sandbox.build.userland import UserlandArtifact, guest_memory_mib, tree_entries, with_userlands
 from sandbox.guest import protocol
 from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung
@@ -28,7 +28,6 @@ from sandbox.guest.target import Target
 
 BOOT_SECONDS = 60.0
 MOUNT_POINTS = ("proc", "dev", "tmp")  # what sandbox/run/plan.py userland_commands mounts in a root
-MIB_PER_USERLAND_MIB = 3  # as sandbox/app/jobs.py: the archive, its files, headroom
 
 
 @dataclass(frozen=True)
@@ -99,7 +98,7 @@ def boot_and_run(plan: BootPlan, evidence: Path) -> list[Ran]:
     added = initramfs.stat().st_size - plan.target.initramfs.path.stat().st_size
     request = BootRequest(plan.machine, plan.target.kernel.boot_image, initramfs, plan.rtc,
                           plan.target.accel.name, evidence,
-                          memory_mib=256 + MIB_PER_USERLAND_MIB * (added // 2**20) if added > 2**20 else None)
+                          memory_mib=guest_memory_mib(added))
     deadline = Deadline(plan.seconds)
     done: list[Ran] = []
     try:

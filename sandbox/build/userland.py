@@ -259,6 +259,17 @@ def build_userland(userland: Userland, userlands: Userlands) -> UserlandArtifact
     return UserlandArtifact(userland, key, folder / "root", folder / "userland.cpio", tuple(packages))
 
 
+MIB_PER_USERLAND_MIB = 3  # guest memory per MiB added to the initramfs: the archive, its files, headroom
+
+
+def guest_memory_mib(added_bytes: int) -> int | None:
+    """The -m a boot needs when `added_bytes` of userlands (and their probes)
+    ride on the initramfs; None (the machine's own) for less than a MiB."""
+    if added_bytes <= 2**20:
+        return None
+    return 256 + MIB_PER_USERLAND_MIB * (added_bytes // 2**20)
+
+
 def with_userlands(initramfs: Path, artifacts: tuple[UserlandArtifact, ...],
                    probes: tuple[UserlandProbes, ...] = ()) -> Path:
     """The initramfs with the userlands' archives appended, then the dynamic
