@@ -239,6 +239,8 @@ def _cached_build(request: KernelRequest, folder: Path, key: str, label: str,
         if (folder / "build-info.json").is_file():  # built while we waited
             return _cached_build(request, folder, key, label, branch_for, extra)
         version = debian_version(tree_of(request))
+        # the patches as checked out now: the series file may change during the build
+        series_names = [p.name for p in _series_for(request).patches]
         tree, branch = source_for(request, version)
         branch = branch_for(tree, branch)
         build = build_folder(request)
@@ -256,7 +258,7 @@ def _cached_build(request: KernelRequest, folder: Path, key: str, label: str,
         info = {
             "key": key, "machine": request.machine.name, "variant": request.variant,
             "tree": request.tree, "debian_version": version, "branch": branch,
-            "series": [p.name for p in _series_for(request).patches],
+            "series": series_names,
             "fragments": [p.name for p in fragment_paths(request)],
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "build_seconds": seconds, kbuild.STEPS_KEY: steps, **extra,
