@@ -972,6 +972,7 @@ static void flood_run(void *ctx)
 	char record[1024], comm[32], prefix[64];
 	struct trace_tally t = { 0 };
 	long long children = 0, reported = 0;
+	size_t prefix_len;
 	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 	const char *text;
 	int i;
@@ -998,11 +999,12 @@ static void flood_run(void *ctx)
 	}
 	own_comm(comm, sizeof(comm));
 	snprintf(prefix, sizeof(prefix), "time32: %s[", comm);
+	prefix_len = strlen(prefix);
 	while ((text = kmsg_next(fd, record, sizeof(record)))) {
 		int pid;
 
-		if (strncmp(text, prefix, strlen(prefix)) == 0 &&
-		    sscanf(text + strlen(prefix), "%d]", &pid) == 1 &&
+		if (strncmp(text, prefix, prefix_len) == 0 &&
+		    sscanf(text + prefix_len, "%d]", &pid) == 1 &&
 		    pid != getpid() && strstr(text, " called "))
 			reported++;
 	}

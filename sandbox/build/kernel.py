@@ -172,9 +172,10 @@ def remake_uncached(tree: Path, build: Path, machine: Machine, log: Path, on_lin
     _make(tree, build, machine, *machine.make_targets, log=log, on_line=on_line, env={"CCACHE_DISABLE": "1"})
 
 
-def source_for(request: KernelRequest, version: str) -> tuple[Path, str]:
-    """The tree to build this request in, checked out (hold the kernel-tree lock)."""
-    return checkout(baseline_tree(version, tree_of(request)), _series_for(request))
+def source_for(request: KernelRequest, version: str, series: Series | None = None) -> tuple[Path, str]:
+    """The tree to build this request in, with `series` (default: the request's,
+    read now) checked out (hold the kernel-tree lock)."""
+    return checkout(baseline_tree(version, tree_of(request)), _series_for(request) if series is None else series)
 
 
 def compile_in(tree: Path, build: Path, request: KernelRequest, label: str,
@@ -239,9 +240,10 @@ def _cached_build(request: KernelRequest, folder: Path, key: str, label: str,
         if (folder / "build-info.json").is_file():  # built while we waited
             return _cached_build(request, folder, key, label, branch_for, extra)
         version = debian_version(tree_of(request))
-        # the patches as checked out now: the series file may change during the build
-        series_names = [p.name for p in _series_for(request).patches]
-        tree, branch = source_for(request, version)
+        # read once: the series file may change during the build, and the
+        # record names the patches checked out
+        series = _series_for(request)
+        tree, branch = source_for(request, version, series)
         branch = branch_for(tree, branch)
         build = build_folder(request)
         kind = "mutant" if "mutant" in extra else request.variant
@@ -258,7 +260,7 @@ def _cached_build(request: KernelRequest, folder: Path, key: str, label: str,
         info = {
             "key": key, "machine": request.machine.name, "variant": request.variant,
             "tree": request.tree, "debian_version": version, "branch": branch,
-            "series": series_names,
+            "series": [p.name for p in series.patches],
             "fragments": [p.name for p in fragment_paths(request)],
             "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "build_seconds": seconds, kbuild.STEPS_KEY: steps, **extra,
