@@ -71,6 +71,7 @@
  */
 #define _GNU_SOURCE
 #include "abi32.h"
+#include "kmsg.h"
 #include "probe.h"
 
 #include <elf.h>
@@ -668,50 +669,13 @@ static void on_sigsys(int sig, siginfo_t *info, void *uc)
 static int kmsg_fd = -1;
 static char report_prefix[64];
 
-/* The text of the next record of /dev/kmsg open on @fd (non-blocking),
- * after the ';' that ends its prefix, or NULL when there is none left.
- * One record per read; EPIPE when records were overwritten meanwhile. */
-static const char *kmsg_next(int fd, char *record, size_t size)
-{
-	ssize_t n;
-
-	while ((n = read(fd, record, size - 1)) > 0 || (n < 0 && errno == EPIPE)) {
-		const char *text;
-
-		if (n <= 0)
-			continue;
-		record[n] = '\0';
-		text = strchr(record, ';');
-		if (text)
-			return text + 1;
-	}
-	return NULL;
-}
-
-/* The syscalls named by the call reports logged since the last look
- * ("time32: <comm>[<pid>] tgid <pid> exe <path> called <syscall> (...)"),
- * joined with '+'; ""
- * when none. Under log, deny and trap the first call of each syscall by a
- * process is reported: the name the hook passed, which must be the call's
- * own (kernel-series 0003-0009). */
+/* The syscalls named by the call reports logged since the last look,
+ * joined with '+' (kmsg_reported_calls()). Under log, deny and trap the
+ * first call of each syscall by a process is reported: the name the hook
+ * passed, which must be the call's own (kernel-series 0003-0009). */
 static void reports_since(char *names, size_t size)
 {
-	char record[1024], name[64];
-	size_t len = strlen(report_prefix);
-	const char *text;
-
-	names[0] = '\0';
-	if (kmsg_fd < 0)
-		return;
-	while ((text = kmsg_next(kmsg_fd, record, sizeof(record)))) {
-		const char *called = strstr(text, " called ");
-
-		if (strncmp(text, report_prefix, len) != 0 || !called ||
-		    sscanf(called + 8, "%63s", name) != 1)
-			continue;
-		snprintf(names + strlen(names), size - strlen(names), "%s%s",
-			 names[0] ? "+" : "", name);
-	}
+	kmsg_reported_calls(kmsg_fd, report_prefix, names, size);
 }
 
 static void run_call(const char *call, void (*variant)(struct result *))
@@ -796,25 +760,13 @@ static void status_run(void *ctx)
 	probe_end();
 }
 
-/* This task's command name, as the kernel prints it (/proc/self/comm). */
-static void own_comm(char *comm, size_t size)
-{
-	FILE *file = fopen("/proc/self/comm", "r");
-
-	if (!file || !fgets(comm, (int)size, file))
-		snprintf(comm, size, "?");
-	comm[strcspn(comm, "\n")] = '\0';
-	if (file)
-		fclose(file);
-}
-
 /* "time32: <comm>[<pid>] tgid <pid> exe ": how every report about this
  * process (one thread) begins (kernel-series 0021). */
 static size_t report_who(char *who, size_t size, pid_t pid)
 {
 	char comm[32];
 
-	own_comm(comm, sizeof(comm));
+	kmsg_own_comm(comm, sizeof(comm));
 	snprintf(who, size, "time32: %s[%d] tgid %d exe ", comm, (int)pid, (int)pid);
 	return strlen(who);
 }
@@ -997,7 +949,7 @@ static void flood_run(void *ctx)
 		if (pid > 0 && waitpid(pid, NULL, 0) == pid)
 			children++;
 	}
-	own_comm(comm, sizeof(comm));
+	kmsg_own_comm(comm, sizeof(comm));
 	snprintf(prefix, sizeof(prefix), "time32: %s[", comm);
 	prefix_len = strlen(prefix);
 	while ((text = kmsg_next(fd, record, sizeof(record)))) {
@@ -1071,11 +1023,9 @@ static int prepare(const struct probe *p, const struct probe_call *const *run, s
 	close(fd);
 	sigaction(SIGSYS, &sa, NULL);
 	tracing = trace_start();
-	own_comm(comm, sizeof(comm));
+	kmsg_own_comm(comm, sizeof(comm));
 	snprintf(report_prefix, sizeof(report_prefix), "time32: %s[", comm);
-	kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
-	if (kmsg_fd >= 0)
-		lseek(kmsg_fd, 0, SEEK_END);
+	kmsg_fd = kmsg_open_at_end();
 	return 0;
 }
 
