@@ -67,7 +67,8 @@ X86_64 = Machine(
     boot_image="vmlinux",  # PVH entry: no decompression step
     config_fragment="x86_64.config",
     qemu="qemu-system-x86_64",
-    qemu_machine=("-M", "pc", "-m", "256"),
+    # -parallel null: an ISA parallel port, for ppdev and lp (devtime probe)
+    qemu_machine=("-M", "pc", "-m", "256", "-parallel", "null"),
     console_tty="ttyS0",
     agent_tty="ttyS1",
     agent_device=SECOND_SERIAL,

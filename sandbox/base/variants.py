@@ -5,8 +5,9 @@ variant says whether kernel-series/series is applied and which fragments
 (under kernel-series/config/) follow. A scenario names its variant with the
 top-level key `kernel` (default "series").
 
-The series variant has disks (block layer, ext4, XFS) and a network (IPv4
-and a virtio NIC, for NTP between two guests). The strict variant is the
+The series variant has disks (block layer, ext4, XFS), a network (IPv4
+and a virtio NIC, for NTP between two guests) and a v4l2 test device (for
+the v4l2 ioctls with 32-bit times). The strict variant is the
 series with strict.config last: the same options but COMPAT_32BIT_TIME, so its
 first build starts from a copy of the series build folder (`seed`) and
 recompiles only what that option reaches, about a minute instead of five.
@@ -50,7 +51,8 @@ class Variant:
 DEFAULT = "series"
 DISKS_FRAGMENT = "disks.config"
 NET_FRAGMENT = "net.config"
-SERIES_FRAGMENTS = ("series.config", DISKS_FRAGMENT, NET_FRAGMENT, "kunit.config")
+DEVICES_FRAGMENT = "devices.config"
+SERIES_FRAGMENTS = ("series.config", DISKS_FRAGMENT, NET_FRAGMENT, DEVICES_FRAGMENT, "kunit.config")
 TRACE_FRAGMENT = "trace.config"
 
 VARIANTS: Mapping[str, Variant] = MappingProxyType({
