@@ -58,7 +58,8 @@ def test_a_missing_patch_names_the_series_line(series: Path) -> None:
 # --- trees (sandbox/base/trees.py): 6.1's keys and folders as before them -----------
 FIXED_FRAGMENTS = {"common.config": "CONFIG_PRINTK=y\n", "x86_64.config": "CONFIG_64BIT=y\n",
                    "series.config": "CONFIG_TIME32_SYSCALL_POLICY=y\n", "disks.config": "CONFIG_BLOCK=y\n",
-                   "net.config": "CONFIG_NET=y\n", "kunit.config": "CONFIG_KUNIT=y\n",
+                   "net.config": "CONFIG_NET=y\n", "devices.config": "CONFIG_MEDIA_SUPPORT=y\n",
+                   "kunit.config": "CONFIG_KUNIT=y\n",
                    "strict.config": "# CONFIG_COMPAT_32BIT_TIME is not set\n", "trace.config": "CONFIG_FTRACE=y\n"}
 
 
@@ -80,10 +81,12 @@ def fixed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_the_6_1_key_formula_is_the_one_before_trees(fixed: Path) -> None:
     """The values the code before trees (HEAD 4df6bf5's kernel.py) gives for
-    these inputs: a changed formula would rebuild every cached 6.1 kernel and mutant."""
+    these inputs (series and strict recomputed when devices.config joined their
+    fragments, pristine unchanged): a changed formula would rebuild every cached
+    6.1 kernel and mutant."""
     x86 = MACHINES["x86_64"]
-    assert cache_key("6.1.192-3", KernelRequest(x86, "series")) == "b6555717eab9b018"
-    assert cache_key("6.1.192-3", KernelRequest(x86, "strict")) == "a6e0c5ecf35cf0e4"
+    assert cache_key("6.1.192-3", KernelRequest(x86, "series")) == "962e4c6452d4b94c"
+    assert cache_key("6.1.192-3", KernelRequest(x86, "strict")) == "c1ea1b5c44df86d1"
     assert cache_key("6.1.192-3", KernelRequest(x86, "pristine")) == "d02f2ac37766ed2a"
     assert KernelRequest(x86) == KernelRequest(x86, "series", "6.1")
 
@@ -114,6 +117,6 @@ def test_each_tree_names_its_package_tarball_and_series() -> None:
     assert TREES["6.1"].series_folder == paths.KERNEL_SERIES
     assert TREES["6.12"].series_folder == paths.KERNEL_SERIES / "6.12"
     ported = [p.name for p in read_series(TREES["6.12"].series_folder).patches]
-    assert ported == [p.name for p in read_series().patches] and len(ported) == 22  # the same patches, ported
+    assert ported == [p.name for p in read_series().patches] and len(ported) == 26  # the same patches, ported
     with pytest.raises(SandboxError, match=r"unknown kernel tree '5.10' \(known: 6.1, 6.12\)"):
         tree_of(KernelRequest(MACHINES["x86_64"], "series", "5.10"))

@@ -116,12 +116,11 @@ def names(variant: str) -> list[str]:
 
 def test_each_variant_adds_its_fragments_after_common_and_machine(series: Path) -> None:
     assert names("pristine") == ["common.config", "i386.config"]
-    assert names("series") == ["common.config", "i386.config", "series.config", "disks.config",
-                               "net.config", "kunit.config"]
-    assert names("strict") == ["common.config", "i386.config", "series.config", "disks.config",
-                               "net.config", "kunit.config", "strict.config"]
-    assert names("traced") == ["common.config", "i386.config", "series.config", "disks.config",
-                               "net.config", "kunit.config", "trace.config"]
+    series_names = ["common.config", "i386.config", "series.config", "disks.config", "net.config",
+                    "devices.config", "kunit.config"]
+    assert names("series") == series_names
+    assert names("strict") == series_names + ["strict.config"]
+    assert names("traced") == series_names + ["trace.config"]
 
 
 def test_strict_turns_off_what_common_turns_on(series: Path) -> None:
