@@ -47,7 +47,7 @@ def test_kernel_and_kernel_args_are_read() -> None:
 
 
 @pytest.mark.parametrize("head, key, message", [
-    ('kernel = "mainline"\n', "kernel", "unknown kernel variant 'mainline' (known: series, pristine, strict, traced)"),
+    ('kernel = "mainline"\n', "kernel", "unknown kernel variant 'mainline' (known: series, pristine, strict, traced, checked)"),
     ("kernel = 1\n", "kernel", "expected a string"),
     ('kernel-args = "quiet"\n', "kernel-args", "expected a list of strings"),
     ('kernel-args = ["a b"]\n', "kernel-args[0]", "not one kernel parameter"),
@@ -120,7 +120,8 @@ def test_each_variant_adds_its_fragments_after_common_and_machine(series: Path) 
                     "devices.config", "kunit.config"]
     assert names("series") == series_names
     assert names("strict") == series_names + ["strict.config"]
-    assert names("traced") == series_names + ["trace.config"]
+    assert names("traced") == ["common.config", "i386.config", "series.config", "trace.config"]
+    assert names("checked") == series_names + ["trace.config"]
 
 
 def test_strict_turns_off_what_common_turns_on(series: Path) -> None:

@@ -6,7 +6,7 @@ for every patch in series order (kernel-series/series for 6.1,
 kernel-series/6.12/series for 6.12):
   1. scripts/checkpatch.pl --strict on the patch file: 0 errors, warnings, checks;
   2. git am of that one patch;
-  3. configure (tinyconfig + common + machine + the traced variant's
+  3. configure (tinyconfig + common + machine + the checked variant's
      fragments: the series' and event tracing, so that the trace events of
      0022 are compiled too; options a later patch adds are reported, not
      required) and an incremental make in one build folder per machine.
@@ -31,7 +31,7 @@ from sandbox.base.trees import DEFAULT as DEFAULT_TREE, Tree, tree as tree_named
 from sandbox.base.progress import say, step
 from sandbox.base.runcmd import run
 
-CHECKED_VARIANT = "traced"  # the series' fragments and trace.config: every line of the series compiles
+CHECKED_VARIANT = "checked"  # the series' fragments and trace.config: every line of the series compiles
 _TOTAL = re.compile(r"^total: (\d+) errors, (\d+) warnings, (?:(\d+) checks, )?\d+ lines checked$", re.M)
 
 
