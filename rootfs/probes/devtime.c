@@ -179,14 +179,9 @@ CALL(lp_settimeout)
 
 static void status_run(void *ctx)
 {
-	long long count = probe_status_number("Time32_syscalls");
-
 	(void)ctx;
 	probe_begin(PROBE, "status");
-	if (count < 0)
-		probe_str("time32_syscalls", "absent");
-	else
-		probe_i64("time32_syscalls", count);
+	probe_status_field("time32_syscalls", "Time32_syscalls");
 	probe_end();
 }
 

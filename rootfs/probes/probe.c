@@ -116,6 +116,16 @@ long long probe_status_number(const char *key)
 	return value;
 }
 
+void probe_status_field(const char *field, const char *key)
+{
+	long long value = probe_status_number(key);
+
+	if (value < 0)
+		probe_str(field, "absent");
+	else
+		probe_i64(field, value);
+}
+
 void probe_usage(const char *prog, const char *message)
 {
 	fprintf(stderr, "%s: %s\n", prog, message);

@@ -84,6 +84,9 @@ int probe_parse_utc(const char *text, long long *seconds);
  * or -1 when the kernel prints no such line. */
 long long probe_status_number(const char *key);
 
+/* Within a line: "<field>": that number, or "absent" without the line. */
+void probe_status_field(const char *field, const char *key);
+
 /* Print "<prog>: <message>" on stderr and exit 2 (usage error). */
 void probe_usage(const char *prog, const char *message) __attribute__((noreturn));
 

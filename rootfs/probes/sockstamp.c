@@ -170,14 +170,9 @@ static void siocgstampns_run(void *ctx)
 
 static void status_run(void *ctx)
 {
-	long long truncations = probe_status_number("Time32_truncations");
-
 	(void)ctx;
 	probe_begin(PROBE, "status");
-	if (truncations < 0)
-		probe_str("time32_truncations", "absent");
-	else
-		probe_i64("time32_truncations", truncations);
+	probe_status_field("time32_truncations", "Time32_truncations");
 	probe_end();
 }
 

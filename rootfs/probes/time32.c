@@ -744,19 +744,10 @@ CALL(vdso_clock_gettime)
  * (the second since series v2: "absent" before). */
 static void status_run(void *ctx)
 {
-	long long count = probe_status_number("Time32_syscalls");
-	long long truncations = probe_status_number("Time32_truncations");
-
 	(void)ctx;
 	probe_begin(PROBE, "status");
-	if (count < 0)
-		probe_str("time32_syscalls", "absent");
-	else
-		probe_i64("time32_syscalls", count);
-	if (truncations < 0)
-		probe_str("time32_truncations", "absent");
-	else
-		probe_i64("time32_truncations", truncations);
+	probe_status_field("time32_syscalls", "Time32_syscalls");
+	probe_status_field("time32_truncations", "Time32_truncations");
 	probe_end();
 }
 
