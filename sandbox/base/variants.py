@@ -11,7 +11,7 @@ the v4l2 ioctls with 32-bit times). The strict variant is the
 series with strict.config last: the same options but COMPAT_32BIT_TIME, so its
 first build starts from a copy of the series build folder (`seed`) and
 recompiles only what that option reaches, about a minute instead of five.
-The pristine variant (Debian's sources) has neither: every fragment costs
+The pristine variant (Debian's sources) has none of them: every fragment costs
 build time in a cold CI.
 
 The traced variant is the series with event tracing (trace.config) and
