@@ -184,14 +184,17 @@ def cold_ci_figure(run: bool) -> Figure:
     if not run:
         return Figure("cold CI run", math.nan, "min", "not measured in this run: just bench --speed --cold-ci",
                       goal=60)
+    log = paths.results_root() / time.strftime("cold-ci-%Y%m%d-%H%M%S.log")
+    say(f"cold CI: a fresh clone's .ci/run with an empty cache, about an hour (log: {log})")
     with tempfile.TemporaryDirectory(prefix="bench-ci-") as clone, \
-            tempfile.TemporaryDirectory(prefix="bench-cache-") as cache:
+            tempfile.TemporaryDirectory(prefix="bench-cache-") as cache, log.open("w") as out:
         subprocess.run(["git", "clone", "-q", str(paths.REPO), clone], check=True)
         start = time.monotonic()
-        done = subprocess.run(["bash", ".ci/run"], cwd=clone, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        done = subprocess.run(["bash", ".ci/run"], cwd=clone, stdout=out, stderr=subprocess.STDOUT,
                               env={**os.environ, "CI": "true", "Y2038_CACHE": cache})
         minutes = (time.monotonic() - start) / 60
-    return Figure("cold CI run", minutes, "min", f"fresh clone, empty cache, exit {done.returncode}", goal=60)
+    return Figure("cold CI run", minutes, "min", f"fresh clone, empty cache, exit {done.returncode}, log {log.name}",
+                  goal=60)
 
 
 def speed_figures(target: Target, suite: bool, cold_ci: bool) -> list[Figure]:
