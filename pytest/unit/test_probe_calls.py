@@ -36,8 +36,8 @@ MAKE_ENV = {key: value for key, value in os.environ.items()
             if key not in {"OUT", "CC", "CFLAGS32", "FLAVOURS", "TOOLS_FLAVOUR", "PROBES", "TOOLS"}}
 
 # Field keys as the C source writes them: the first argument of the line
-# writers of probe.h, and PROBE_KEY("...") where a helper passes a key on.
-_WRITER_KEY = re.compile(r'\bprobe_(?:i64|str|f64|number)\s*\(\s*"([^"]+)"')
+# writers of probe.h (probe_status_field() among them), and PROBE_KEY("...") where a helper passes a key on.
+_WRITER_KEY = re.compile(r'\bprobe_(?:i64|str|f64|number|status_field)\s*\(\s*"([^"]+)"')
 _PASSED_KEY = re.compile(r'\bPROBE_KEY\s*\(\s*"([^"]+)"\s*\)')
 _ABSENT = re.compile(r"\bprobe_absent\s*\(")
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)\.h"', re.MULTILINE)
