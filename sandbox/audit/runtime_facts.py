@@ -47,7 +47,9 @@ REFUSAL_LINE = re.compile(r"(?P<pid>\d+) (?P<comm>.{1,16}) (?P<function>\w+)")
 WRAPPERS = frozenset({"timeout"})
 """Guest tools around every run (busybox's timeout waits for the program,
 with glibc's time32 clock_nanosleep): their lines are not the program's."""
-NUMBER = re.compile(r"\d+")
+# A number with or without its fraction: Python's datetime prints
+# "03:10:01" when the microseconds are 0 and "03:14:30.470000" otherwise.
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
 SPACES = re.compile(r"[ \t]+")
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 ISO_DATE = re.compile(r"(?<!\d)(?P<y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)(?!\d)")
