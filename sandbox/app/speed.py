@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sandbox.app.figures import Figure
+from sandbox.app.figures import Figure, render
 from sandbox.app.parallel import default_jobs
 from sandbox.base import paths
 from sandbox.base.progress import say
@@ -198,8 +198,17 @@ def cold_ci_figure(run: bool) -> Figure:
 
 
 def speed_figures(target: Target, suite: bool, cold_ci: bool) -> list[Figure]:
-    figures = boot_figures(target) + [warp_figure(target), day_figure(), author_loop_figure()]
-    figures += demo_figures(target.machine.name)
-    figures += [suite_figure()] if suite else [Figure("warm `just test`", math.nan, "s",
-                                                      "not measured in this run (--no-suite)", goal=120)]
-    return figures + [cold_ci_figure(cold_ci)]
+    """Each figure in turn, said as soon as it is measured: the whole run can
+    take an hour and a half with --cold-ci, and an interrupted one keeps what
+    it printed."""
+    measures = [lambda: boot_figures(target), lambda: [warp_figure(target)], lambda: [day_figure()],
+                lambda: [author_loop_figure()], lambda: demo_figures(target.machine.name),
+                lambda: [suite_figure()] if suite else [Figure("warm `just test`", math.nan, "s",
+                                                               "not measured in this run (--no-suite)", goal=120)],
+                lambda: [cold_ci_figure(cold_ci)]]
+    figures: list[Figure] = []
+    for measure in measures:
+        measured = measure()
+        say(render(measured))
+        figures += measured
+    return figures
