@@ -320,12 +320,29 @@ def test_exit_codes_of_interruptions_and_bugs(monkeypatch: pytest.MonkeyPatch, e
 def test_a_signal_becomes_an_interruption_in_the_main_thread(signum: int) -> None:
     saved = {s: signal.getsignal(s) for s in cli.STOP_SIGNALS}
     try:
+        for s in cli.STOP_SIGNALS:  # as a shell leaves them; nohup and `cmd &` ignore some
+            signal.signal(s, signal.SIG_DFL)
         cli.install_signal_handlers()
         with pytest.raises(Interrupted) as caught:
             os.kill(os.getpid(), signum)
             threading.Event().wait(5)
         assert caught.value.signum == signum
         os.kill(os.getpid(), signal.SIGTERM)  # a second signal, during the clean-up: ignored
+    finally:
+        for s, handler in saved.items():
+            signal.signal(s, handler)
+
+
+@pytest.mark.parametrize("signum", cli.STOP_SIGNALS)
+def test_a_signal_ignored_by_the_caller_stays_ignored(signum: int) -> None:
+    """`nohup just test` (SIGHUP) and a job started with `&` (SIGINT) keep running."""
+    saved = {s: signal.getsignal(s) for s in cli.STOP_SIGNALS}
+    try:
+        for s in cli.STOP_SIGNALS:
+            signal.signal(s, signal.SIG_IGN if s == signum else signal.SIG_DFL)
+        cli.install_signal_handlers()
+        assert signal.getsignal(signum) is signal.SIG_IGN
+        assert all(signal.getsignal(s) is not signal.SIG_IGN for s in cli.STOP_SIGNALS if s != signum)
     finally:
         for s, handler in saved.items():
             signal.signal(s, handler)
