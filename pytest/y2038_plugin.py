@@ -267,6 +267,7 @@ class ScenarioItem(pytest.Item):
         evidence = self.config.stash[RESULTS_KEY] / self.scenario.slug / self.machine
         write_session(self.config.stash[RESULTS_KEY])
         judged: JudgedRun = run_and_judge(target, self.scenario, evidence)
+        html_report.keep_charts(evidence)  # drawn in this worker: the session's page only assembles them
         self.user_properties += [("accel", target.accel.name),
                                  ("outcome", judged.record.outcome),
                                  ("evidence", str(evidence))]

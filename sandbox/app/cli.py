@@ -156,6 +156,7 @@ def run_files(files: list[Path], machine_name: str, label: str, warp: bool | Non
         print(programs.side_by_side(scenario, judged.record.observations)
               or report.phase_tables(judged.record, scenario, judged.result))
         print("PASSED" if judged.passed else report.failure_report(judged.record, judged.result))
+        html_report.keep_charts(judged.record.evidence)  # while the other guests run
 
     run_side_by_side(work, planned, jobs, StopScope(), Guest, show)
     observations = results / "observations.jsonl"

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.base.timefmt import format_time
-from sandbox.report import timeline
+from sandbox.report import chart_files, timeline
 from sandbox.report.cells import KINDS, Cell, Phase, all_fields, headline, matrix
 from sandbox.report.comments import ScenarioComments, lines_naming, parse_comments
 from sandbox.report.evidence import (EVIDENCE_FILES, ResultsEvidence, RunEvidence, ScenarioReader,
-                                     default_reader, read_results)
+                                     default_reader, read_results, read_run)
 
 REPORT_FILE = "report.html"
 NOTE_LINES_SHOWN = 8  # a cell shows its comment whole up to this many lines, else the lines naming its call
@@ -328,7 +328,8 @@ def _notes_html(notes: _Notes, comments: ScenarioComments | None) -> str:
             f"</summary>{header}<ol>{items}</ol></details>")
 
 
-def _charts(run: RunEvidence) -> list[timeline.Chart]:
+def _draw(run: RunEvidence) -> list[timeline.Chart] | None:
+    """The run's charts; None without python3-matplotlib."""
     if run.scenario is None:
         return []
     phases = [s.phase for s in run.scenario.judged_steps]
@@ -336,9 +337,30 @@ def _charts(run: RunEvidence) -> list[timeline.Chart]:
     try:
         charts = [timeline.clock_chart(timeline.clock_readings(run.observations, phases), title + ": clock"),
                   timeline.filetimes_chart(timeline.file_times(run.observations), title + ": file times")]
-    except ImportError:  # no python3-matplotlib: the page without its charts
-        return []
+    except ImportError:
+        return None
     return [c for c in charts if c is not None]
+
+
+def _charts(run: RunEvidence) -> list[timeline.Chart]:
+    """The charts kept with the run when they are current, else drawn now
+    (no python3-matplotlib: the page without its charts)."""
+    kept = chart_files.load(run)
+    return kept if kept is not None else (_draw(run) or [])
+
+
+def keep_charts(folder: Path, reader: ScenarioReader | None = None) -> None:
+    """Draw a finished run's charts into its folder, for the page to take
+    (sandbox/report/chart_files.py). Not thread-safe (pyplot): one thread
+    of a process draws. Never raises: the runs are judged, and a page
+    finds no kept charts draws them itself, or says why it cannot."""
+    try:
+        run = read_run(folder, reader or default_reader())
+        charts = _draw(run)
+        if charts is not None:
+            chart_files.save(run, charts)
+    except Exception:  # noqa: BLE001 - the page is a view of the runs
+        return
 
 
 def _figure(chart: timeline.Chart) -> str:

@@ -1,0 +1,65 @@
+"""A run's charts kept next to its evidence, drawn once, as soon as it ends.
+
+Drawing is the slow part of a page (matplotlib's import alone is over a
+second, each chart a few tenths); a session that draws each run's charts
+when the run ends (while other guests still run, or in its pytest worker)
+leaves the page only HTML to write. The files:
+
+    <run folder>/charts.json      {"key": ..., "charts": [{"file", "title", "alt"}]}
+    <run folder>/chart-<n>.png    each chart
+
+`key` covers everything a chart is drawn from (the observations, the
+scenario as it ran, the run's name and machine) and the drawing code
+itself: a page built from a folder whose charts are stale or missing draws
+them again and never trusts them.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from sandbox.report import timeline
+from sandbox.report.evidence import RunEvidence
+
+CHARTS_FILE = "charts.json"
+
+
+def key(run: RunEvidence) -> str:
+    """What the run's charts are drawn from, and how."""
+    h = hashlib.sha256()
+    for part in (run.name.encode(), run.machine.encode(), run.scenario_text.encode(),
+                 _bytes(run.folder / "observations.jsonl"), Path(timeline.__file__).read_bytes()):
+        h.update(hashlib.sha256(part).digest())
+    return h.hexdigest()
+
+
+def _bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
+
+
+def load(run: RunEvidence) -> list[timeline.Chart] | None:
+    """The charts kept for this run, or None when missing, unreadable or stale."""
+    try:
+        index = json.loads((run.folder / CHARTS_FILE).read_text())
+        if index.get("key") != key(run):
+            return None
+        return [timeline.Chart(str(c["title"]), (run.folder / str(c["file"])).read_bytes(), str(c["alt"]))
+                for c in index["charts"]]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def save(run: RunEvidence, charts: list[timeline.Chart]) -> None:
+    """Write the charts, then the index naming them (a killed write leaves no index)."""
+    entries = []
+    for n, chart in enumerate(charts, 1):
+        name = f"chart-{n}.png"
+        (run.folder / name).write_bytes(chart.png)
+        entries.append({"file": name, "title": chart.title, "alt": chart.alt})
+    tmp = run.folder / (CHARTS_FILE + ".tmp")
+    tmp.write_text(json.dumps({"key": key(run), "charts": entries}, indent=1) + "\n")
+    tmp.replace(run.folder / CHARTS_FILE)
