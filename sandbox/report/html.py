@@ -353,7 +353,7 @@ def keep_charts(folder: Path, reader: ScenarioReader | None = None) -> None:
     """Draw a finished run's charts into its folder, for the page to take
     (sandbox/report/chart_files.py). Not thread-safe (pyplot): one thread
     of a process draws. Never raises: the runs are judged, and a page
-    finds no kept charts draws them itself, or says why it cannot."""
+    that finds no kept charts draws them itself."""
     try:
         run = read_run(folder, reader or default_reader())
         charts = _draw(run)
