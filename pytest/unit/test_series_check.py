@@ -7,7 +7,8 @@ import pytest
 
 from sandbox.app import cli
 from sandbox.base.machines import MACHINES
-from sandbox.build.series_check import PatchCheck, checkpatch_verdict, report
+from sandbox.base.errors import SandboxError
+from sandbox.build.series_check import PatchCheck, checkpatch_verdict, report, split_at
 
 CLEAN = """total: 0 errors, 0 warnings, 0 checks, 44 lines checked
 
@@ -58,3 +59,36 @@ def test_a_machine_the_tree_is_not_built_for_is_refused_before_anything_runs(
     assert cli.main(["check-series", "--tree", "6.12", "--machine", "i386"]) == cli.EXIT_ERROR
     err = capsys.readouterr().err.strip()
     assert err == "error: check-series --machine i386: the 6.12 tree is not built for i386 (only x86_64, armhf)"
+
+
+PATCHES = tuple(Path(f"kernel-series/{n}") for n in ("0001-a.patch", "0002-b.patch", "0003-c.patch"))
+
+
+def test_from_splits_the_series_at_a_patch_named_or_numbered() -> None:
+    assert split_at(PATCHES, None) == ((), PATCHES)
+    assert split_at(PATCHES, "0002") == (PATCHES[:1], PATCHES[1:])
+    assert split_at(PATCHES, "0003-c.patch") == (PATCHES[:2], PATCHES[2:])
+    assert split_at(PATCHES, "0001") == ((), PATCHES)
+
+
+@pytest.mark.parametrize("start", ["0004", "0002-b", "2", "c.patch", ""])
+def test_from_a_patch_not_in_the_series_is_refused(start: str) -> None:
+    with pytest.raises(SandboxError, match=rf"^check-series --from {start}: no such patch in the series "
+                                           r"\(known: 0001\.\.0003\)$"):
+        split_at(PATCHES, start)
+
+
+def test_from_an_unknown_patch_is_refused_before_anything_is_built(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["check-series", "--from", "0999"]) == cli.EXIT_ERROR
+    assert capsys.readouterr().err.strip().startswith("error: check-series --from 0999: no such patch")
+
+
+def test_report_says_the_base_was_not_checked(tmp_path: Path) -> None:
+    log = tmp_path / "x.log"
+    results = [PatchCheck("0001..0002", "not checked", True, True, 200.0, (), log, checked=False),
+               PatchCheck("0003-c.patch", "clean", True, True, 40.0, (), log)]
+    lines = report(MACHINES["x86_64"], results).splitlines()
+    assert lines[1] == "  ok  0001..0002: the base, not checked (--from); applies; builds (200s)"
+    assert lines[2] == "  ok  0003-c.patch: checkpatch clean; applies; builds (40s)"
+    unbuilt = PatchCheck("0001..0002", "not checked", True, False, 9.0, (), log, checked=False)
+    assert not unbuilt.ok and "BUILD FAILED" in report(MACHINES["x86_64"], [unbuilt])

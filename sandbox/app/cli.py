@@ -95,7 +95,7 @@ def cmd_check_series(args: argparse.Namespace) -> int:
         why_not = not_built_for(args.tree, name)
         if why_not:
             raise SandboxError(f"check-series --machine {name}: {why_not}")
-        results = series_check.check_series(target, tree_name=args.tree)
+        results = series_check.check_series(target, tree_name=args.tree, start=args.start)
         print(series_check.report(target, results, args.tree))
         failed = failed or not results or not all(r.ok for r in results)
     return EXIT_FAILED if failed else EXIT_PASSED
@@ -408,6 +408,9 @@ def parser() -> argparse.ArgumentParser:
              "check a tree's kernel series patch by patch: checkpatch --strict, git am, build"))
     c.add_argument("--machine", dest="machines", action="append", choices=sorted(MACHINES),
                    help="build for this machine (repeatable; default x86_64)")
+    c.add_argument("--from", dest="start", metavar="PATCH",
+                   help="check from this patch (a name or its number) on; the ones before it "
+                        "are applied and built once, not checked")
     with_machine(verb("initramfs", cmd_initramfs, "build (or reuse) the initramfs"))
     r = with_tree(with_machine(verb("run", cmd_run, "run scenario files (default: all)")))
     r.add_argument("scenarios", nargs="*")

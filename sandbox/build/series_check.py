@@ -12,6 +12,12 @@ kernel-series/6.12/series for 6.12):
      required) and an incremental make in one build folder per machine.
 A patch that does not apply stops the check (the rest cannot apply either);
 a failing checkpatch or build is reported and the check goes on.
+
+With `--from <patch>` (a name or its number, "0027"), the patches before it
+are a base checked earlier: applied at once and built once, neither
+checkpatch'd nor built one by one, and the report says so; the patches from
+it on are checked as above. A series grown by one patch is then checked in
+minutes instead of the 45 of a whole series.
 """
 from __future__ import annotations
 
@@ -44,10 +50,23 @@ class PatchCheck:
     seconds: float
     missing: tuple[str, ...]  # requested options not (yet) in the tree at this patch
     log: Path
+    checked: bool = True  # False: the base of --from, applied and built but not checked
 
     @property
     def ok(self) -> bool:
-        return self.checkpatch == "clean" and self.applied and bool(self.built)
+        return (self.checkpatch == "clean" or not self.checked) and self.applied and bool(self.built)
+
+
+def split_at(patches: tuple[Path, ...], start: str | None) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """The base (applied without a check) and the patches to check, for
+    --from <name or number> (pure)."""
+    if start is None:
+        return (), patches
+    for index, patch in enumerate(patches):
+        if start in (patch.name, patch.name.split("-", 1)[0]):
+            return patches[:index], patches[index:]
+    known = f"{patches[0].name.split('-', 1)[0]}..{patches[-1].name.split('-', 1)[0]}" if patches else "none"
+    raise SandboxError(f"check-series --from {start}: no such patch in the series (known: {known})")
 
 
 def checkpatch_verdict(output: str) -> str:
@@ -109,18 +128,40 @@ def _build(tree: Path, build: Path, machine: Machine, source: Tree,
     return True, tuple(f"{m.request.option}={m.request.value}" for m in missing)
 
 
+def _apply_base(tree: Path, build: Path, machine: Machine, source: Tree,
+                base: tuple[Path, ...]) -> PatchCheck:
+    """The patches before --from, applied at once and built once."""
+    name = f"{base[0].name.split('-', 1)[0]}..{base[-1].name.split('-', 1)[0]}"
+    log = build / "base.log"
+    log.write_text("")
+    if not all(_apply(tree, patch) for patch in base):
+        say(f"the base {name} does not apply; stopping")
+        return PatchCheck(name, "not checked", False, None, 0.0, (), log, checked=False)
+    start = time.monotonic()
+    with step(f"{source.name} {machine.name}: the base {name} (not checked): building (log: {log})"):
+        built, missing = _build(tree, build, machine, source, log)
+    return PatchCheck(name, "not checked", True, built, round(time.monotonic() - start, 1), missing, log,
+                      checked=False)
+
+
 def check_series(machine: Machine, series: Series | None = None,
-                 tree_name: str = DEFAULT_TREE) -> list[PatchCheck]:
-    """Every patch: checkpatch, apply, build; in order, in the check's own worktree."""
+                 tree_name: str = DEFAULT_TREE, start: str | None = None) -> list[PatchCheck]:
+    """Every patch (from `start` on, on top of the ones before it): checkpatch,
+    apply, build; in order, in the check's own worktree."""
     source = tree_named(tree_name)
     series = series or read_series(source.series_folder)
+    prefix, checked = split_at(series.patches, start)
     base = baseline_tree(debian_version(source), source)
     build = paths.cache_dir() / "series-check" / f"build-{machine.name}{source.build_suffix}"
     build.mkdir(parents=True, exist_ok=True)
     results: list[PatchCheck] = []
     with kernel.locked("kernel-tree"):
         tree = worktree(base, source)
-        for patch in series.patches:
+        if prefix:
+            results.append(_apply_base(tree, build, machine, source, prefix))
+            if not results[-1].ok:
+                return results
+        for patch in checked:
             log = build / f"{patch.stem[:40]}.log"
             log.write_text("")
             verdict = _checkpatch(tree, patch)
@@ -142,7 +183,8 @@ def report(machine: Machine, results: list[PatchCheck], tree_name: str = DEFAULT
     for r in results:
         build = "not tried" if r.built is None else ("builds" if r.built else "BUILD FAILED")
         applied = "applies" if r.applied else "DOES NOT APPLY"
-        cp = "checkpatch clean" if r.checkpatch == "clean" else f"checkpatch: {r.checkpatch}"
+        cp = ("the base, not checked (--from)" if not r.checked
+              else "checkpatch clean" if r.checkpatch == "clean" else f"checkpatch: {r.checkpatch}")
         lines.append(f"  {'ok ' if r.ok else 'BAD'} {r.patch}: {cp}; {applied}; {build} "
                      f"({r.seconds:.0f}s)" + ("" if r.built is not False else f" [log: {r.log}]"))
     if results and results[-1].missing:
