@@ -1,7 +1,11 @@
 """The PC's local APIC timer rate we give the kernel (kernel-series 0027,
 lapic_timer_khz=) is the rate the kernel measures itself when it is not
 given: one boot with the machine's own arguments, one without the rate, both
-with apic=verbose so that the kernel prints what it used."""
+with apic=verbose so that the kernel prints what it used. Both boots are
+warped: under -icount the PIT and the APIC both count the guest's
+instructions, so the calibration is exact (9,999,227 of 10,000,000 measured);
+without warp a loaded host delays the PIT's interrupts and the calibration
+is off by as much as 1% (10,104,998 in one `just test` on i386)."""
 from __future__ import annotations
 
 import re
@@ -35,7 +39,7 @@ def apic_period(target: Target, evidence: Path, with_rate: bool) -> tuple[str, i
                                                      if not a.startswith("lapic_timer_khz=")))
     evidence.mkdir(parents=True, exist_ok=True)
     request = BootRequest(machine, target.kernel.boot_image, target.initramfs.path, RTC,
-                          target.accel.name, evidence, append=("apic=verbose",))
+                          target.accel.name, evidence, append=("apic=verbose",), warp=True)
     with Guest(request) as guest:
         guest.wait_ready(Deadline(60))
     console = (evidence / "console.log").read_text()
@@ -53,4 +57,4 @@ def test_the_apic_rate_we_give_is_the_rate_the_kernel_measures(
     measured = apic_period(target, y2038_evidence / "measured", with_rate=False)
     assert given == ("preset", QEMU_APIC_KHZ * 1000 // hz(target.kernel.config))
     assert measured[0] == "calibrated"
-    assert abs(measured[1] - given[1]) <= given[1] // 100, (measured, given)  # within 1%
+    assert abs(measured[1] - given[1]) <= given[1] // 1000, (measured, given)  # within 0.1%
