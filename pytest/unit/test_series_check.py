@@ -8,7 +8,7 @@ import pytest
 from sandbox.app import cli
 from sandbox.base.machines import MACHINES
 from sandbox.base.errors import SandboxError
-from sandbox.build.series_check import PatchCheck, checkpatch_verdict, report, split_at
+from sandbox.build.series_check import PatchCheck, checkpatch_verdict, report, span, split_at
 
 CLEAN = """total: 0 errors, 0 warnings, 0 checks, 44 lines checked
 
@@ -69,6 +69,12 @@ def test_from_splits_the_series_at_a_patch_named_or_numbered() -> None:
     assert split_at(PATCHES, "0002") == (PATCHES[:1], PATCHES[1:])
     assert split_at(PATCHES, "0003-c.patch") == (PATCHES[:2], PATCHES[2:])
     assert split_at(PATCHES, "0001") == ((), PATCHES)
+
+
+def test_a_span_names_its_first_and_last_patch() -> None:
+    assert span(PATCHES) == "0001..0003"
+    assert span(PATCHES[:1]) == "0001"
+    assert span(()) == "none"
 
 
 @pytest.mark.parametrize("start", ["0004", "0002-b", "2", "c.patch", ""])

@@ -57,16 +57,28 @@ class PatchCheck:
         return (self.checkpatch == "clean" or not self.checked) and self.applied and bool(self.built)
 
 
+def _number(patch: Path) -> str:
+    """A format-patch file's number: "0027" of 0027-x86-apic-....patch."""
+    return patch.name.split("-", 1)[0]
+
+
+def span(patches: tuple[Path, ...]) -> str:
+    """Their numbers, first..last (pure)."""
+    if not patches:
+        return "none"
+    first, last = _number(patches[0]), _number(patches[-1])
+    return first if first == last else f"{first}..{last}"
+
+
 def split_at(patches: tuple[Path, ...], start: str | None) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """The base (applied without a check) and the patches to check, for
     --from <name or number> (pure)."""
     if start is None:
         return (), patches
     for index, patch in enumerate(patches):
-        if start in (patch.name, patch.name.split("-", 1)[0]):
+        if start in (patch.name, _number(patch)):
             return patches[:index], patches[index:]
-    known = f"{patches[0].name.split('-', 1)[0]}..{patches[-1].name.split('-', 1)[0]}" if patches else "none"
-    raise SandboxError(f"check-series --from {start}: no such patch in the series (known: {known})")
+    raise SandboxError(f"check-series --from {start}: no such patch in the series (known: {span(patches)})")
 
 
 def checkpatch_verdict(output: str) -> str:
@@ -131,7 +143,7 @@ def _build(tree: Path, build: Path, machine: Machine, source: Tree,
 def _apply_base(tree: Path, build: Path, machine: Machine, source: Tree,
                 base: tuple[Path, ...]) -> PatchCheck:
     """The patches before --from, applied at once and built once."""
-    name = f"{base[0].name.split('-', 1)[0]}..{base[-1].name.split('-', 1)[0]}"
+    name = span(base)
     log = build / "base.log"
     log.write_text("")
     if not all(_apply(tree, patch) for patch in base):
