@@ -11,7 +11,7 @@ from sandbox.base.errors import SandboxError
 from sandbox.base.meter import COUNT_EVERY, WIDTH, Meter, clock, line, seconds_left
 from sandbox.base.progress import metered
 from sandbox.base.runcmd import run
-from sandbox.build.kbuild import STEPS_KEY, count_steps, previous_steps, step_of, steps_in_log
+from sandbox.build.kbuild import STEPS_KEY, count_steps, previous_steps, step_counter, step_of, steps_in_log
 
 DATA = Path(__file__).parent.parent / "data" / "kbuild"
 
@@ -31,6 +31,14 @@ def test_kbuild_steps_are_its_quiet_command_lines_only() -> None:
     assert step_of("   12 |   CC = 1;") is None
     assert step_of("  CC [M]  drivers/rtc/rtc-pl031.o") == "CC"
     assert step_of("  HOSTCC  scripts/basic/fixdep\n") == "HOSTCC"
+
+
+def test_a_step_counter_ticks_once_per_kbuild_step_line() -> None:
+    ticks: list[int] = []
+    on_line = step_counter(ticks.append)
+    for text in (DATA / "armhf-strict-excerpt.log").read_text().splitlines():
+        on_line(text)
+    assert ticks == [1] * 38
 
 
 def write_info(kernels: Path, folder: str, **info: object) -> None:

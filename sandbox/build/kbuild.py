@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 # kbuild's quiet commands print "  <WORD>[ [M]]  <target>": CC, LD, AR, AS,
 # HOSTCC, GEN, OBJCOPY... Make's own lines, the config merge's chatter,
@@ -20,6 +20,14 @@ def step_of(line: str) -> str | None:
     """The command word of a kbuild step line (CC, LD, ...), or None."""
     match = STEP.match(line)
     return match.group(1) if match else None
+
+
+def step_counter(tick: Callable[[int], None]) -> Callable[[str], None]:
+    """A line sink for make's output that ticks once per kbuild step."""
+    def on_line(line: str) -> None:
+        if step_of(line):
+            tick(1)
+    return on_line
 
 
 def count_steps(lines: Iterable[str]) -> int:

@@ -190,9 +190,7 @@ def compile_in(tree: Path, build: Path, request: KernelRequest, label: str,
     say(f"{label}: configuring, then building {targets}{' with ccache' if ccache else ''} (log: {log})")
     start = time.monotonic()
     with metered(label, expected) as tick:
-        def on_line(text: str) -> None:
-            if kbuild.step_of(text):
-                tick(1)
+        on_line = kbuild.step_counter(tick)
         configure(tree, build, request, log, ccache, on_line=on_line)
         make_image(tree, build, request.machine, log, ccache, on_line=on_line)
     return round(time.monotonic() - start, 1)

@@ -28,13 +28,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox.build import kernel
+from sandbox.build import kbuild, kernel
 from sandbox.base import paths
 from sandbox.base.errors import SandboxError
 from sandbox.build.kernel_source import GIT_ENV, BASELINE_TAG, Series, baseline_tree, debian_version, read_series
 from sandbox.base.machines import Machine
 from sandbox.base.trees import DEFAULT as DEFAULT_TREE, Tree, tree as tree_named
-from sandbox.base.progress import say, step
+from sandbox.base.progress import metered, say
 from sandbox.base.runcmd import run
 
 CHECKED_VARIANT = "checked"  # the series' fragments and trace.config: every line of the series compiles
@@ -130,14 +130,24 @@ def _apply(tree: Path, patch: Path) -> bool:
 
 
 def _build(tree: Path, build: Path, machine: Machine, source: Tree,
-           log: Path) -> tuple[bool, tuple[str, ...]]:
+           log: Path, label: str) -> tuple[bool, tuple[str, ...], float]:
+    """Configure and make, with a line of kbuild's steps done of the count
+    the last check's build of the same patch (its log) took; whether it
+    built, the requested options missing, the seconds."""
+    expected = kbuild.steps_in_log(log)
+    log.write_text("")
     request = kernel.KernelRequest(machine, CHECKED_VARIANT, source.name)
-    try:
-        missing = kernel.configure(tree, build, request, log, require=False)
-        kernel.make_image(tree, build, machine, log)
-    except SandboxError:
-        return False, ()
-    return True, tuple(f"{m.request.option}={m.request.value}" for m in missing)
+    say(f"{label}: building (log: {log})")
+    start = time.monotonic()
+    with metered(label, expected) as tick:
+        on_line = kbuild.step_counter(tick)
+        try:
+            missing = kernel.configure(tree, build, request, log, require=False, on_line=on_line)
+            kernel.make_image(tree, build, machine, log, on_line=on_line)
+        except SandboxError:
+            return False, (), round(time.monotonic() - start, 1)
+    return (True, tuple(f"{m.request.option}={m.request.value}" for m in missing),
+            round(time.monotonic() - start, 1))
 
 
 def _apply_base(tree: Path, build: Path, machine: Machine, source: Tree,
@@ -145,15 +155,12 @@ def _apply_base(tree: Path, build: Path, machine: Machine, source: Tree,
     """The patches before --from, applied at once and built once."""
     name = span(base)
     log = build / "base.log"
-    log.write_text("")
     if not all(_apply(tree, patch) for patch in base):
         say(f"the base {name} does not apply; stopping")
         return PatchCheck(name, "not checked", False, None, 0.0, (), log, checked=False)
-    start = time.monotonic()
-    with step(f"{source.name} {machine.name}: the base {name} (not checked): building (log: {log})"):
-        built, missing = _build(tree, build, machine, source, log)
-    return PatchCheck(name, "not checked", True, built, round(time.monotonic() - start, 1), missing, log,
-                      checked=False)
+    built, missing, seconds = _build(tree, build, machine, source, log,
+                                     f"{source.name} {machine.name}: the base {name} (not checked)")
+    return PatchCheck(name, "not checked", True, built, seconds, missing, log, checked=False)
 
 
 def check_series(machine: Machine, series: Series | None = None,
@@ -175,17 +182,14 @@ def check_series(machine: Machine, series: Series | None = None,
                 return results
         for patch in checked:
             log = build / f"{patch.stem[:40]}.log"
-            log.write_text("")
             verdict = _checkpatch(tree, patch)
             if not _apply(tree, patch):
                 say(f"{patch.name}: does not apply; stopping")
                 results.append(PatchCheck(patch.name, verdict, False, None, 0.0, (), log))
                 break
-            start = time.monotonic()
-            with step(f"{source.name} {machine.name}: {patch.name}: building (log: {log})"):
-                built, missing = _build(tree, build, machine, source, log)
-            results.append(PatchCheck(patch.name, verdict, True, built,
-                                      round(time.monotonic() - start, 1), missing, log))
+            built, missing, seconds = _build(tree, build, machine, source, log,
+                                             f"{source.name} {machine.name}: {patch.name}")
+            results.append(PatchCheck(patch.name, verdict, True, built, seconds, missing, log))
     return results
 
 
