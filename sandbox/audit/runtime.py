@@ -53,7 +53,7 @@ SECONDS_PER_RUN_MARGIN = 15.0  # the agent's round trips and the collection, und
 @dataclass(frozen=True)
 class RuntimeOptions:
     moments: tuple[Moment, ...] = DEFAULT_MOMENTS
-    timeout: float = 30.0  # one run, in guest seconds (busybox timeout)
+    timeout: float = 30.0  # one run, in guest seconds (then /tools/inroot kills it)
     overrides: tuple[str, ...] = ()  # --command NAME=ARGS
     own: OwnKernel | None = None  # the user's kernel, for the machine its config is for
 
@@ -196,7 +196,7 @@ def run_items(machine_name: str, items: list[Item], options: RuntimeOptions, evi
             preload = (shim is not None and item.audit.libc == "glibc" and item.audit.linkage == "dynamic"
                        and (item.tree is None or refuses_time32(item.tree)))
             subjects.append(Subject(key, item.userland, item.guest_path, commands.for_file(item.audit.origin.name),
-                                    preload, own_root=item.tree is not None))
+                                    preload))
     ran: list[Ran] = []
     own = options.own if options.own is not None and options.own.machine == machine_name else None
     logged = own is None or own.series

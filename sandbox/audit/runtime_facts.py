@@ -44,9 +44,6 @@ TIME32_LINE = re.compile(WHO + r"called (?P<call>\w+) \((?:allowed|denied|trappe
 TRUNCATION_LINE = re.compile(WHO + r"(?:truncated (?P<value>-?\d+) to (?P<got>-?\d+)|passed (?P<negative>-?\d+)) "
                              r"in (?P<site>\w+) \(syscall (?P<syscall>-?\d+)\)")
 REFUSAL_LINE = re.compile(r"(?P<pid>\d+) (?P<comm>.{1,16}) (?P<function>\w+)")
-WRAPPERS = frozenset({"timeout"})
-"""Guest tools around every run (busybox's timeout waits for the program,
-with glibc's time32 clock_nanosleep): their lines are not the program's."""
 # A number with or without its fraction: Python's datetime prints
 # "03:10:01" when the microseconds are 0 and "03:14:30.470000" otherwise.
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -96,7 +93,7 @@ def time32_calls(kernel_log: str) -> tuple[Time32Call, ...]:
     found = []
     for line in kernel_log.splitlines():
         match = TIME32_LINE.search(line)
-        if match and match["comm"] not in WRAPPERS:
+        if match:
             found.append(Time32Call(match["comm"], int(match["pid"]), match["call"], match["exe"] or ""))
     return tuple(found)
 
@@ -105,7 +102,7 @@ def time32_truncations(kernel_log: str) -> tuple[Time32Truncation, ...]:
     found = []
     for line in kernel_log.splitlines():
         match = TRUNCATION_LINE.search(line)
-        if match and match["comm"] not in WRAPPERS and match["tgid"]:
+        if match and match["tgid"]:
             negative = match["negative"] is not None
             found.append(Time32Truncation(
                 match["comm"], int(match["pid"]), int(match["tgid"]), match["site"],

@@ -9,7 +9,7 @@ settimeofday from the 64-bit /tools/settime, the first too: the machine
 boots with its RTC there, but a 32-bit kernel without the series' patch
 leaves a clock past 2038 at 1970), every subject runs once, each run followed by the
 collection of what it left: the kernel log's new lines (`dmesg -c`) and the
-shim's log. A run is bounded by busybox's `timeout -s KILL`.
+shim's log. A run is bounded by /tools/inroot (killed after the timeout).
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from sandbox.audit.commands import Command
 from sandbox.base.timefmt import parse_time
-from sandbox.run.plan import GUEST_PATH, userland_commands
+from sandbox.run.plan import in_root, userland_commands
 
 SHIM_GUEST_PATH = "/.y2038/time32-refusals.so"  # inside each userland's root
 FILES_GUEST_DIR = "/.y2038/files"  # the user's own files, inside the base userland's root
@@ -49,7 +49,6 @@ class Subject:
     path: str  # its path inside that root
     command: Command
     shim: bool  # preload the EOVERFLOW shim (32-bit dynamic programs)
-    own_root: bool = False  # the user's root filesystem: no /usr/bin/env assumed there
 
     @property
     def root(self) -> str:
@@ -66,19 +65,15 @@ class AuditCommand:
 
 
 def run_shell(subject: Subject, moment: int, timeout: float) -> str:
-    """busybox clears the environment, bounds the run and changes root; the
-    userland's env starts the program (as a scenario's run step does), or,
-    in the user's own root filesystem, chroot starts it by its path."""
-    preload = (f" LD_PRELOAD={SHIM_GUEST_PATH} Y2038_SHIM_LOG={shim_log(subject, moment)}"
-               if subject.shim else "")
+    """The program in its root, as a scenario's run step runs one
+    (sandbox/run/plan.py in_root), with the shim preloaded if asked."""
+    preload = ((f"LD_PRELOAD={SHIM_GUEST_PATH}", f"Y2038_SHIM_LOG={shim_log(subject, moment)}")
+               if subject.shim else ())
     if subject.command.shell:
         argv = ["/bin/sh", "-c", subject.command.shell, subject.path]
     else:
         argv = [subject.path, *subject.command.args]
-    return (f"cd / && env -i PATH={GUEST_PATH} HOME=/root TZ=UTC0 LC_ALL=C{preload} "
-            f"timeout -s KILL {timeout:g} chroot {shlex.quote(subject.root)}"
-            f"{'' if subject.own_root else ' /usr/bin/env'} {shlex.join(argv)}"
-            " </dev/null")
+    return f"{in_root(subject.root, timeout, argv, preload)} </dev/null"
 
 
 def shim_log(subject: Subject, moment: int) -> str:

@@ -21,7 +21,7 @@ BROKE = "broke"  # after the rollover: glibc refused, the status or the output c
 NOT_EXERCISED = "not-exercised"  # the static audit found time32 use the runs never reached
 RUNTIME_VERDICTS = (BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE)
 """Worst first: the order the summary counts them in."""
-KILLED = 137  # busybox timeout -s KILL: 128 + SIGKILL
+KILLED = 137  # killed by /tools/inroot at the timeout: 128 + SIGKILL
 DAY = 86400
 NOT_STARTED = (126, 127)  # the shell's and env's "cannot run" / "not found"
 

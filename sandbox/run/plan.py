@@ -8,7 +8,7 @@ an observation, not a failure). Flavours the machine lacks are left out.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from sandbox.base.timefmt import format_time
@@ -71,20 +71,26 @@ PROGRAM = "program"  # the output kind of a run step's command
 CHRONY = "chrony"  # the output kind of an ntp-sync step's command (sandbox/run/chrony.py)
 USERLAND_OUTPUTS = (PROGRAM, CHRONY)  # commands whose flavour is a userland, not a probe flavour
 GUEST_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"
+PROGRAM_ENV = (f"PATH={GUEST_PATH}", "HOME=/root", "TZ=UTC0", "LC_ALL=C")
+INROOT = "/tools/inroot"  # rootfs/probes/inroot.c
+
+
+def in_root(root: str, seconds: float, argv: Sequence[str], env: Sequence[str] = ()) -> str:
+    """The guest command that runs argv in a root filesystem: changed root,
+    only PROGRAM_ENV and `env` in the environment, killed after `seconds`,
+    the program found in that root's PATH with argv[0] as given. One static
+    exec (/tools/inroot) where busybox's env, timeout and chroot and the
+    userland's /usr/bin/env took four; a 64-bit time_t program, where busybox
+    is an old one on 32-bit machines (its stat() fails with EOVERFLOW once a
+    folder's times pass 2038)."""
+    return f"{INROOT} {shlex.quote(root)} {seconds:g} {shlex.join([*PROGRAM_ENV, *env])} -- {shlex.join(argv)}"
 
 
 def _run_shell(step: RunStep, userland: str) -> str:
-    """busybox (outside the userland) clears the environment, sets the
-    timeout and changes root; the userland's own env (coreutils) then finds
-    the program in PATH: busybox's chroot would run its own applet for a bare
-    "date" or "ls". The program runs with the userland's loader and libraries."""
-    root = shlex.quote(f"/userlands/{userland}")
+    """The program with the userland's loader and libraries."""
     stdin = f"printf '%s' {shlex.quote(step.stdin)} | " if step.stdin is not None else ""
     redirect = "" if step.stdin is not None else " </dev/null"
-    # No `[ -d ]` test here: busybox is an old binary on 32-bit machines, and its
-    # stat() fails with EOVERFLOW once the folder's times pass 2038.
-    return (f"cd / && {stdin}env -i PATH={GUEST_PATH} HOME=/root TZ=UTC0 LC_ALL=C "
-            f"timeout -s KILL {step.timeout:g} chroot {root} /usr/bin/env {shlex.join(step.argv)}{redirect}")
+    return f"{stdin}{in_root(f'/userlands/{userland}', step.timeout, step.argv)}{redirect}"
 
 
 def _run_commands(step: RunStep, tools_flavour: str) -> list[GuestCommand]:
