@@ -9,7 +9,11 @@ from pathlib import Path
 import pytest
 
 from sandbox.app.figures import Figure, render
-from sandbox.app.speed import demo_breakdown
+from sandbox.app.speed import command_kind, demo_breakdown
+from sandbox.base import paths
+from sandbox.base.machines import FLAVOURS
+from sandbox.run.plan import PROGRAM, plan
+from sandbox.scenario import suite
 
 
 def test_an_upper_goal_is_met_below_it_and_a_lower_goal_above_it() -> None:
@@ -59,3 +63,15 @@ def test_demo_breakdown_of_runs_side_by_side_counts_the_host_within_the_runs(tmp
                                    "run time in probes": 4.0,
                                    "run time in host, within the runs: evidence, judging": 1.0,
                                    "runs side by side, on average": 1.6})
+
+
+def test_every_run_steps_command_counts_as_a_real_program_and_every_probe_as_a_probe() -> None:
+    """The kinds come from the commands the plan really writes, stdin-fed
+    run steps included (sandbox/run/plan.py)."""
+    files = [paths.SCENARIOS / "programs" / "x86_64-i386-vs-amd64.toml", paths.SCENARIOS / "clock" / "rollover.toml"]
+    commands = [c for s in suite.load_all(files) for c in plan(s.steps, FLAVOURS, "native64")]
+    kinds = {(c.output == PROGRAM, command_kind(c.shell)) for c in commands if c.output == PROGRAM or c.probe != "settime"}
+    assert (True, "real programs (run steps)") in kinds and (False, "probes") in kinds
+    assert {kind for is_program, kind in kinds if is_program} == {"real programs (run steps)"}
+    assert "real programs (run steps)" not in {kind for is_program, kind in kinds if not is_program}
+    assert any(c.shell.startswith("printf ") for c in commands if c.output == PROGRAM)

@@ -29,6 +29,7 @@ from sandbox.base.progress import say
 from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import BOOT_PHASES, BootRequest, Guest
 from sandbox.guest.target import Target
+from sandbox.run.plan import INROOT
 
 BOOTS = 5
 WARP_DAYS = 3
@@ -117,13 +118,15 @@ def author_loop_figure() -> Figure:
                   f"{AUTHOR_SCENARIO.relative_to(paths.REPO)} on x86_64, `sandbox run` start to end", goal=5)
 
 
-COMMAND_KINDS = (("/probes/", "probes"), ("/tools/clockstep", "waits and hwclock"),
-                 ("/tools/settime", "clock steps"), ("cd / && env -i", "real programs (run steps)"))
-"""A guest command's kind, by how its shell text starts (sandbox/run/plan.py writes them)."""
+COMMAND_KINDS = ((f"{INROOT} ", "real programs (run steps)"), ("/probes/", "probes"),
+                 ("/tools/clockstep", "waits and hwclock"), ("/tools/settime", "clock steps"))
+"""A guest command's kind, by the first program of this table its shell text
+names (sandbox/run/plan.py writes them; a run step's may start with the
+printf that feeds its stdin)."""
 
 
-def _command_kind(shell: str) -> str:
-    return next((kind for start, kind in COMMAND_KINDS if shell.startswith(start)), "other guest commands")
+def command_kind(shell: str) -> str:
+    return next((kind for program, kind in COMMAND_KINDS if program in shell), "other guest commands")
 
 
 def demo_breakdown(folder: Path, total: float) -> list[Figure]:
@@ -140,7 +143,7 @@ def demo_breakdown(folder: Path, total: float) -> list[Figure]:
         for name, seconds in run.get("boot_phases", {}).items():
             spent[f"boot: {name}"] += seconds
         for command in run["commands"]:
-            spent[_command_kind(command["shell"])] += command.get("seconds", 0.0)
+            spent[command_kind(command["shell"])] += command.get("seconds", 0.0)
         facts = run_json.with_name("facts.json")
         if facts.is_file():
             walls.append(json.loads(facts.read_text()).get("wall_seconds", 0.0))
