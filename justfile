@@ -115,7 +115,8 @@ reliability *args:
 
 # Check a tree's kernel series patch by patch: checkpatch --strict, git am,
 # incremental build (default the 6.1 tree on x86_64; --tree 6.12, and
-# --machine i386 --machine armhf for the others).
+# --machine i386 --machine armhf for the others; --from PATCH checks from
+# that patch on, the ones before it applied and built once, unchecked).
 [positional-arguments]
 check-series *args:
     exec {{sandbox}} check-series "$@"
