@@ -113,10 +113,10 @@ bench *args:
 reliability *args:
     exec env PYTHONPATH={{quote(justfile_directory())}} {{python}} -m sandbox.app.reliability "$@"
 
-# Check a tree's kernel series patch by patch: checkpatch --strict, git am,
-# incremental build (default the 6.1 tree on x86_64; --tree 6.12, and
-# --machine i386 --machine armhf for the others; --from PATCH checks from
-# that patch on, the ones before it applied and built once, unchecked).
+# Default the 6.1 tree on x86_64; --tree 6.12, and --machine i386 --machine
+# armhf for the others; --from PATCH checks from that patch on, the ones
+# before it applied and built once, unchecked.
+# Check a tree's kernel series patch by patch: checkpatch --strict, git am, build.
 [positional-arguments]
 check-series *args:
     exec {{sandbox}} check-series "$@"
