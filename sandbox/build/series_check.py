@@ -188,7 +188,7 @@ def check_series(machine: Machine, series: Series | None = None,
                 results.append(PatchCheck(patch.name, verdict, False, None, 0.0, (), log))
                 break
             built, missing, seconds = _build(tree, build, machine, source, log,
-                                             f"{source.name} {machine.name}: {patch.name}")
+                                             f"{source.name} {machine.name}: {_number(patch)}")
             results.append(PatchCheck(patch.name, verdict, True, built, seconds, missing, log))
     return results
 
