@@ -75,7 +75,7 @@ static void watch(int pidfd, int milliseconds)
  * child it did not make (a shell's `wait` would wait for it). */
 static int start_watcher(double seconds)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	int pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);   /* 5.3 and later */
 	pid_t child;
 	int status;
 
@@ -109,7 +109,7 @@ static int command(const struct probe *p, int argc, char **argv)
 	errno = 0;
 	seconds = strtod(argv[2], &end);
 	if (errno || end == argv[2] || *end || !(seconds > 0) || seconds > INT_MAX / 1000)
-		return usage("<seconds> must be a number above 0");
+		return usage("<seconds> must be a number above 0, at most 2147483");
 	for (a = 3; a < argc && strcmp(argv[a], "--") != 0; a++)
 		if (!strchr(argv[a], '=') || argv[a][0] == '=')
 			return usage("before --, only NAME=VALUE");
@@ -127,8 +127,9 @@ static int command(const struct probe *p, int argc, char **argv)
 		if (putenv(argv[a]) != 0)
 			return fail("cannot set", argv[a]);
 	execvp(argv[a + 1], argv + a + 1);
-	fprintf(stderr, "inroot: '%s': %s\n", argv[a + 1], strerror(errno));
-	return errno == ENOENT ? 127 : 126;
+	failed = errno;   /* before stdio can touch errno */
+	fprintf(stderr, "inroot: '%s': %s\n", argv[a + 1], strerror(failed));
+	return failed == ENOENT ? 127 : 126;
 }
 
 /* No calls: it prints nothing of its own. */
