@@ -195,16 +195,11 @@ IMAGES = (AttachedDisk("ext4-128", Path("/c/a/disk.img")), AttachedDisk("xfs", P
 def test_qemu_disk_args_attach_in_order_with_serials() -> None:
     assert disk_args(MACHINES["x86_64"], IMAGES) == [
         "-drive", "file=/c/a/disk.img,if=none,format=raw,id=disk0,snapshot=on",
-        "-device", "virtio-blk-pci,drive=disk0,serial=ext4-128",
+        "-device", "virtio-blk-device,drive=disk0,serial=ext4-128",
         # a comma in a path is doubled, as QEMU's option parser wants
         "-drive", "file=/c/b,,x/disk.img,if=none,format=raw,id=disk1,snapshot=on",
-        "-device", "virtio-blk-pci,drive=disk1,serial=xfs",
+        "-device", "virtio-blk-device,drive=disk1,serial=xfs",
     ]
-
-
-def test_armhf_uses_virtio_mmio_devices() -> None:
-    args = disk_args(MACHINES["armhf"], IMAGES[:1])
-    assert args[3] == "virtio-blk-device,drive=disk0,serial=ext4-128"
 
 
 def test_no_disks_no_arguments() -> None:
@@ -212,7 +207,9 @@ def test_no_disks_no_arguments() -> None:
 
 
 def test_every_machine_names_its_block_device_model() -> None:
-    assert {m.block_device for m in MACHINES.values()} <= {"virtio-blk-pci", "virtio-blk-device"}
+    # every machine's virtio devices are virtio-mmio ones: no PCI bus (microvm, -M virt)
+    assert {m.block_device for m in MACHINES.values()} == {"virtio-blk-device"}
+    assert {m.net_device for m in MACHINES.values()} == {"virtio-net-device"}
 
 
 def test_qemu_argv_carries_the_boot_request_disks(tmp_path: Path) -> None:

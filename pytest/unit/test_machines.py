@@ -206,10 +206,19 @@ def test_armhf_agent_speaks_on_a_virtio_console_apart_from_the_pl011(tmp_path: P
     assert {"console=ttyAMA0", "y2038.agent=hvc0"} <= set(append)
 
 
-def test_i386_boots_on_the_pc_with_the_agent_on_the_second_uart(tmp_path: Path) -> None:
-    argv = boot("i386", tmp_path)
-    assert argv[0] == "qemu-system-i386"
-    assert [argv[i + 1] for i, a in enumerate(argv) if a == "-serial"][1:] == ["chardev:agent"]
+@pytest.mark.parametrize("name", ["x86_64", "i386"])
+def test_the_pcs_boot_microvm_with_the_agent_on_a_second_uart_and_a_parallel_port(name: str, tmp_path: Path) -> None:
+    argv = boot(name, tmp_path)
+    assert argv[0] == f"qemu-system-{name}"
+    assert argv[argv.index("-M") + 1].split(",")[0] == "microvm"
+    # microvm wires only the first -serial (ttyS0, the console)
+    assert [argv[i + 1] for i, a in enumerate(argv) if a == "-serial"] == [f"file:{tmp_path / 'console.log'}"]
+    devices = [argv[i + 1] for i, a in enumerate(argv) if a == "-device"]
+    assert devices == ["isa-parallel,chardev=parallel", "isa-serial,chardev=agent"]
+    chardevs = [argv[i + 1] for i, a in enumerate(argv) if a == "-chardev"]
+    assert "null,id=parallel" in chardevs and "stdio,id=agent,signal=off" in chardevs
+    append = argv[argv.index("-append") + 1].split()
+    assert {"console=ttyS0", "y2038.agent=ttyS1"} <= set(append)
 
 
 def test_set_clock_runs_the_tool_in_the_machines_64_bit_flavour() -> None:

@@ -63,8 +63,10 @@ def test_every_boot_seeds_the_guest_random_pool(tmp_path: Path) -> None:
 
 
 def test_qemu_argv_puts_console_and_agent_on_separate_ports(tmp_path: Path) -> None:
-    serials = option(qemu_argv(request(tmp_path)), "-serial")
-    assert serials == [f"file:{tmp_path / 'console.log'}", "chardev:agent"]
+    argv = qemu_argv(request(tmp_path))
+    assert option(argv, "-serial") == [f"file:{tmp_path / 'console.log'}"]
+    assert "stdio,id=agent,signal=off" in option(argv, "-chardev")
+    assert "isa-serial,chardev=agent" in option(argv, "-device")
 
 
 def test_qemu_argv_passes_extra_kernel_arguments(tmp_path: Path) -> None:
