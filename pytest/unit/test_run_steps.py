@@ -2,12 +2,14 @@
 parsed, planned and observed without booting."""
 from __future__ import annotations
 
+import sys
 import textwrap
 
 import pytest
 
 from sandbox.base.errors import InputError
 from sandbox.base.machines import FLAVOURS
+from sandbox.build.userland import compile_python
 from sandbox.judge.evaluate import evaluate
 from sandbox.report.programs import broke, side_by_side
 from sandbox.run.observations import program_observation, program_status
@@ -146,3 +148,18 @@ def test_a_program_is_found_in_a_userland_through_its_links(tmp_path) -> None:  
     assert has_program(artifact, "gawk") and has_program(artifact, "awk") and has_program(artifact, "/bin/gawk")
     assert not has_program(artifact, "readme")  # not executable
     assert not has_program(artifact, "python3") and not has_program(artifact, "loop")
+
+
+def test_the_userlands_python_modules_are_compiled_as_an_installed_debian_has_them(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """compile_python: the host's own minor version only, as unchecked
+    hash-based .pyc files (PEP 552 flags 0b01), which the guest loads
+    whatever the archive makes the sources' mtime."""
+    ours = tmp_path / "usr" / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}"
+    other = tmp_path / "usr" / "lib" / "python3.99"
+    for folder in (ours / "encodings", other):
+        folder.mkdir(parents=True)
+        (folder / "mod.py").write_text("X = 1\n")
+    assert compile_python(tmp_path) == [ours]
+    pyc = ours / "encodings" / "__pycache__" / f"mod.{sys.implementation.cache_tag}.pyc"
+    assert pyc.is_file() and int.from_bytes(pyc.read_bytes()[4:8], "little") == 0b01
+    assert not (other / "__pycache__").exists()
