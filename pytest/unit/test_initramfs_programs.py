@@ -48,6 +48,8 @@ def test_one_binary_per_flavour_and_every_name_a_symlink_to_it(tmp_path: Path, n
                 assert links.pop(f"{MANIFEST.probes_dir}/{flavour}/{probe.name}") == MULTICALL
     for tool in MANIFEST.catalogue.tools:
         assert links.pop(f"{MANIFEST.tools_dir}/{tool}") == f"/{MANIFEST.probes_dir}/{machine.tools_flavour}/{MULTICALL}"
+    # the kernel starts /init by that name; the multicall runs probes/init.c
+    assert links.pop("init") == f"/{MANIFEST.probes_dir}/{machine.tools_flavour}/{MULTICALL}"
     assert links == {}
 
 

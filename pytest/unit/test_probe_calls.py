@@ -198,3 +198,11 @@ def test_a_multicall_binary_called_by_another_name_runs_nothing_and_names_its_pr
     assert result.returncode == 127 and result.stdout == ""
     named = result.stderr.split("run it as one of:", 1)[1].split()
     assert named == [*PROBES, *TOOLS]  # native64 is x86_64's tools flavour: the tools are in it too
+
+
+def test_init_does_nothing_unless_the_kernel_started_it(built: Path) -> None:
+    """/init mounts and at the end reboots: run here (not PID 1) it must
+    refuse before it touches anything."""
+    result = subprocess.run([str(built / "tools" / "init")], capture_output=True, text=True, check=False, timeout=10)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "init: usage: /init, started by the kernel as PID 1 (or: init --list)\n"

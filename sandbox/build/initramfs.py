@@ -35,6 +35,7 @@ from sandbox.build.deps import unpacked_package
 from sandbox.build.rootfs_manifest import MANIFEST, Busybox, HostBinary, Manifest, load_manifest
 
 MULTICALL = "multicall"  # rootfs/Makefile's name for a flavour's one binary
+INIT = "init"  # the tool (rootfs/probes/init.c) the initramfs's /init links to
 _BUILDER_SOURCES = (Path(__file__), Path(cpio.__file__), Path(rootfs_manifest.__file__))
 _C_LOCALE = {**os.environ, "LC_ALL": "C"}
 
@@ -267,6 +268,9 @@ def _programs(inputs: _Inputs, built: Path) -> list[Entry]:
     for tool in manifest.catalogue.tools:
         _link(built / "tools" / tool, f"../{target.tools_flavour}/{MULTICALL}")
         entries.append(Entry.symlink(f"{manifest.tools_dir}/{tool}", tools_binary))
+    if INIT not in manifest.catalogue.tools:
+        raise SandboxError(f"initramfs: rootfs/manifest.toml has no [tool.{INIT}]: the guest's /init")
+    entries.append(Entry.symlink(INIT, tools_binary))  # the kernel starts /init: the multicall picks init.c
     return entries
 
 
