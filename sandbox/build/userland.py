@@ -189,7 +189,8 @@ def download_package(userland: Userland, userlands: Userlands, package: str, int
 
 def userland_key(userland: Userland, packages: list[Package], drop: tuple[str, ...]) -> str:
     text = json.dumps({"recipe": RECIPE, "name": userland.name,
-                       "packages": sorted(map(str, packages)), "drop": list(drop)})
+                       "packages": sorted(map(str, packages)), "drop": list(drop),
+                       "python": list(sys.version_info[:2])})  # which bytecode compile_python makes
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -216,8 +217,8 @@ def compile_python(root: Path) -> list[Path]:
     """The standard library's bytecode, as Debian's python3 packages make it
     when installed (py3compile, in a maintainer script `dpkg-deb -x` does not
     run). Without it the guest's python3 compiled the modules it imports at
-    its first start in each boot (0.8 s of a python3 run step under TCG, 0.2 s
-    for the next). Only the host's own minor version can be compiled here
+    its first start in each boot: about 0.5 s more for that first run step
+    under TCG (docs/time-warp.md). Only the host's own minor version can be compiled here
     (Debian 12's 3.11, not Debian 13's 3.13); unchecked hash-based .pyc
     files, which the guest's python3 loads without comparing them to the
     sources (whose mtime the archive sets to 0). Returns the folders compiled."""
