@@ -6,13 +6,21 @@ from __future__ import annotations
 
 import os
 import stat
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from sandbox.base.errors import SandboxError
 from sandbox.base.machines import MACHINES
-from sandbox.build.initramfs import MULTICALL, Busybox, _Inputs, _programs, load_manifest
+from captured_results import fake_target as captured_target
+
+from sandbox.app.jobs import _host_binaries
+from sandbox.base.paths import REPO
+from sandbox.build.initramfs import (HOST_BINARIES, MULTICALL, Busybox, HostFile, InitramfsArtifact, _entries,
+                                     _host_entries, _Inputs, _programs, load_manifest)
+from sandbox.scenario import suite
+from sandbox.scenario.model import HwclockStep
 
 MANIFEST = load_manifest()
 
@@ -60,3 +68,34 @@ def test_a_name_the_build_left_a_plain_file_is_refused(tmp_path: Path) -> None:
     clock.write_bytes(b"ELF a probe of its own")
     with pytest.raises(SandboxError, match="did not link .*time64/clock to multicall"):
         _programs(inputs("armhf"), built)
+
+
+def test_the_host_binaries_are_an_archive_of_their_own(tmp_path: Path) -> None:
+    """util-linux's hwclock and its glibc stay out of the initramfs (3.3 MiB
+    the kernel would unpack at every boot) and go into a second archive."""
+    host = tmp_path / "host"
+    (host / "usr" / "sbin").mkdir(parents=True)
+    (host / "usr" / "sbin" / "hwclock").write_bytes(b"ELF hwclock")
+    files = (HostFile(host / "usr" / "sbin" / "hwclock"),)
+    busybox = tmp_path / "busybox"
+    busybox.write_bytes(b"ELF busybox")  # cannot run here: no applet links
+    with_host = replace(inputs("x86_64"), busybox=Busybox(busybox, "busybox-static"), host_files=files)
+    base = {e.name for e in _entries(with_host, "k", built_tree(tmp_path / "built", "x86_64"))}
+    assert "bin/busybox" in base and "init" in base
+    assert not any(name.endswith("hwclock") for name in base)
+    extra = {e.name: e for e in _host_entries(with_host)}
+    hwclock = files[0].name
+    assert extra[hwclock].data == b"ELF hwclock" and stat.S_IMODE(extra[hwclock].mode) == 0o755
+    assert hwclock.rsplit("/", 1)[0] in extra  # its folders come with it
+
+
+def test_a_scenario_gets_the_host_binaries_only_when_a_step_runs_one(tmp_path: Path) -> None:
+    archive = tmp_path / HOST_BINARIES
+    archive.write_bytes(b"070701")
+    target = replace(captured_target(), initramfs=InitramfsArtifact(tmp_path / "initramfs.cpio", "k"))
+    hwclock = HwclockStep(0, 2147483640)
+    scenario = suite.load(REPO / "scenarios" / "clock" / "rollover.toml")
+    assert _host_binaries(target, scenario) == ()
+    assert _host_binaries(target, replace(scenario, steps=(*scenario.steps, hwclock))) == (archive,)
+    archive.unlink()  # a machine without host binaries: nothing to append
+    assert _host_binaries(target, replace(scenario, steps=(hwclock,))) == ()

@@ -24,7 +24,7 @@ from sandbox.judge.evaluate import evaluate
 from sandbox.report.text import JudgedRun, failure_report
 from sandbox.run.runner import Boot, run_scenario, StartGuest
 from sandbox.guest.qemu import Guest
-from sandbox.scenario.model import RunStep, Scenario
+from sandbox.scenario.model import HwclockStep, RunStep, Scenario
 from sandbox.scenario.userlands import load_userlands
 
 
@@ -37,7 +37,8 @@ def boot_of(target: Target, scenario: Scenario) -> Boot:
     (with the probes built dynamically for those its probe steps run in),
     each program checked to be in its userland before anything boots."""
     table = load_userlands()
-    boot, artifacts = _boot_with_userlands(target, scenario.userlands, scenario.probe_userlands)
+    extras = _host_binaries(target, scenario)
+    boot, artifacts = _boot_with_userlands(target, scenario.userlands, scenario.probe_userlands, extras)
     by_name = {a.userland.name: a for a in artifacts}
     for step in scenario.steps:
         if isinstance(step, RunStep):
@@ -49,15 +50,24 @@ def boot_of(target: Target, scenario: Scenario) -> Boot:
     return boot
 
 
-def _boot_with_userlands(target: Target, names: tuple[str, ...],
-                         probe_names: tuple[str, ...]) -> tuple[Boot, tuple[UserlandArtifact, ...]]:
-    if not names:
+def _host_binaries(target: Target, scenario: Scenario) -> tuple[Path, ...]:
+    """The machine's host binaries archive, when a step runs one (hwclock):
+    the initramfs leaves them out, as most scenarios never run them."""
+    archive = target.initramfs.host_binaries
+    runs_one = any(isinstance(step, HwclockStep) for step in scenario.steps)
+    return (archive,) if runs_one and archive is not None else ()
+
+
+def _boot_with_userlands(target: Target, names: tuple[str, ...], probe_names: tuple[str, ...],
+                         extras: tuple[Path, ...] = ()) -> tuple[Boot, tuple[UserlandArtifact, ...]]:
+    if not names and not extras:
         return Boot(target.machine, target.kernel.boot_image, target.initramfs.path, target.accel.name), ()
     table = load_userlands()
     artifacts = tuple(build_userland(table.by_name[name], table) for name in names)
     probes = tuple(build_userland_probes(table.by_name[name]) for name in probe_names)
     added = sum(a.cpio.stat().st_size for a in artifacts)
-    return Boot(target.machine, target.kernel.boot_image, with_userlands(target.initramfs.path, artifacts, probes),
+    return Boot(target.machine, target.kernel.boot_image,
+                with_userlands(target.initramfs.path, artifacts, probes, extras),
                 target.accel.name, tuple(a.record() for a in artifacts),
                 memory_mib=guest_memory_mib(added)), artifacts
 

@@ -294,13 +294,14 @@ def guest_memory_mib(added_bytes: int) -> int | None:
 
 
 def with_userlands(initramfs: Path, artifacts: tuple[UserlandArtifact, ...],
-                   probes: tuple[UserlandProbes, ...] = ()) -> Path:
-    """The initramfs with the userlands' archives appended, then the dynamic
-    probes of those that run them, cached by their keys."""
-    if not artifacts:
+                   probes: tuple[UserlandProbes, ...] = (), extras: tuple[Path, ...] = ()) -> Path:
+    """The initramfs with `extras` appended (archives made beside it: its host
+    binaries), then the userlands' archives, then the dynamic probes of those
+    that run them, cached by their keys."""
+    if not artifacts and not extras:
         return initramfs
-    parts = (*artifacts, *probes)
-    names = [str(initramfs), *(a.key for a in artifacts), *(f"{p.key}:{p.userland}" for p in probes)]
+    names = [str(initramfs), *map(str, extras), *(a.key for a in artifacts),
+             *(f"{p.key}:{p.userland}" for p in probes)]
     key = hashlib.sha256("\0".join(names).encode()).hexdigest()[:16]
     target = cache_dir() / "initrd-with-userlands" / f"{key}.cpio"
     if target.is_file():
@@ -309,7 +310,7 @@ def with_userlands(initramfs: Path, artifacts: tuple[UserlandArtifact, ...],
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(f".{os.getpid()}.tmp")
     with tmp.open("wb") as out:
-        for part in (initramfs, *(a.cpio for a in parts)):
+        for part in (initramfs, *extras, *(a.cpio for a in artifacts), *(p.cpio for p in probes)):
             with part.open("rb") as source:
                 shutil.copyfileobj(source, out)
     os.replace(tmp, target)
