@@ -1,8 +1,9 @@
 /* init - /init of the y2038 sandbox guest (PID 1).
  *
- * usage: /init         as the kernel starts it (PID 1): it takes nothing but
- *                      the kernel command line (/proc/cmdline); as any other
- *                      process it does nothing and exits 2
+ * usage: /init         as the kernel starts it (PID 1): it reads the kernel
+ *                      command line (/proc/cmdline) and ignores its own
+ *                      arguments (the words of it the kernel did not know);
+ *                      as any other process it does nothing and exits 2
  *        init --list   the calls it prints as JSON lines: none
  *
  *  1. PATH and HOME for everything it starts; busybox's applet links made
@@ -155,11 +156,14 @@ int main(int argc, char **argv)
 	pid_t agent;
 	int status = 127;
 
-	if (argc == 2 && strcmp(argv[1], "--list") == 0)
-		return 0;  /* the calls it prints as JSON lines: none */
 	/* It mounts, and at the end reboots the machine: never anywhere but
-	 * in the guest, as the kernel's first process. */
-	if (getpid() != 1 || argc != 1) {
+	 * in the guest, as the kernel's first process. As that, it takes no
+	 * arguments but ignores what it gets: the kernel hands init every
+	 * word of its command line it does not know (a scenario's
+	 * kernel-args), and PID 1 exiting is a panic. */
+	if (getpid() != 1) {
+		if (argc == 2 && strcmp(argv[1], "--list") == 0)
+			return 0;  /* the calls it prints as JSON lines: none */
 		fprintf(stderr, "init: %s\n", USAGE);
 		return 2;
 	}
