@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from rootfs_make import MAKE_ENV
 
 from sandbox.base import paths
 
@@ -23,9 +24,8 @@ def inroot(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if os.geteuid() != 0:
         pytest.skip("inroot changes root: run as root (as `just test` does)")
     out = tmp_path_factory.mktemp("inroot")
-    env = {k: v for k, v in os.environ.items() if k not in {"OUT", "CC", "CFLAGS32", "FLAVOURS", "TOOLS_FLAVOUR"}}
     result = subprocess.run(["make", "--no-print-directory", "-s", "-C", str(paths.REPO / "rootfs"), f"OUT={out}",
-                             "PROBES=", "TOOLS=inroot"], capture_output=True, text=True, env=env, check=False)
+                             "PROBES=", "TOOLS=inroot"], capture_output=True, text=True, env=MAKE_ENV, check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     return out / "tools" / "inroot"
 

@@ -21,6 +21,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from rootfs_make import MAKE_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 ROOTFS = REPO / "rootfs"
@@ -32,8 +33,6 @@ FLAVOURS = ("time32-syscall", "time32-libc", "time64", "native64")  # x86_64's, 
 KINDS = {"time", "number", "text", "errno"}
 # The Makefile's per-machine settings come from its defaults (x86_64), never
 # from the environment.
-MAKE_ENV = {key: value for key, value in os.environ.items()
-            if key not in {"OUT", "CC", "CFLAGS32", "FLAVOURS", "TOOLS_FLAVOUR", "PROBES", "TOOLS"}}
 
 # Field keys as the C source writes them: the first argument of the line
 # writers of probe.h (probe_status_field() among them), and PROBE_KEY("...") where a helper passes a key on.

@@ -259,9 +259,9 @@ def _entries(inputs: _Inputs, key: str, built: Path) -> list[Entry]:
 
 def _host_entries(inputs: _Inputs) -> list[Entry]:
     """The host binaries and their libraries, at their host paths: 3.3 MiB
-    on x86_64, about 0.07 s of every boot under TCG for the kernel to unpack
-    (22 ms of guest time per MiB), so they come only with the scenarios that
-    run them."""
+    on x86_64, 0.04 s of guest time of every boot under warp for the kernel
+    to unpack (12.6 ms per MiB, docs/time-warp.md), so they come only with
+    the scenarios that run them."""
     return cpio.with_parents(Entry.file(f.name, f.path.read_bytes(), 0o755) for f in inputs.host_files)
 
 
