@@ -1,10 +1,14 @@
 """Which listed packages dpkg reports as installed (sandbox/build/deps.py)."""
 from __future__ import annotations
 
+import shlex
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
+from sandbox.base.machines import ARMHF, X86_64
 from sandbox.build import deps
 
 STATUS = """ii |bc|amd64
@@ -34,3 +38,40 @@ def test_missing_asks_dpkg_and_keeps_the_list_order() -> None:
     absent = "no-such-package-y2038-sandbox"
     assert deps.missing(["dpkg", absent, "coreutils", f"{absent}-2"]) == [absent, f"{absent}-2"]
     assert deps.missing([]) == []
+
+
+class FakeApt:
+    """subprocess.run for `apt-get update`: the exit codes it answers in turn."""
+
+    def __init__(self, codes: list[int]) -> None:
+        self.codes, self.calls = codes, 0
+
+    def __call__(self, argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
+        assert argv == ["apt-get", "update", "-q"]
+        self.calls += 1
+        return subprocess.CompletedProcess(argv, self.codes.pop(0))
+
+
+@pytest.mark.parametrize("codes, tries, warned", [
+    ([0], 1, False),
+    ([100, 0], 2, False),  # a mirror mid-sync, synced by the second try
+    ([100, 100, 100], 3, True),  # never: go on with the indexes apt has
+])
+def test_update_tries_again_then_goes_on(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                         codes: list[int], tries: int, warned: bool) -> None:
+    apt, pauses = FakeApt(codes), []
+    monkeypatch.setattr(deps.subprocess, "run", apt)
+    monkeypatch.setattr(deps.time, "sleep", pauses.append)
+    deps._update({})
+    assert apt.calls == tries and apt.codes == []
+    assert pauses == list(deps.UPDATE_PAUSES[:tries - 1])
+    assert ("warning: 'apt-get update -q' failed (exit 100) 3 times" in capsys.readouterr().err) is warned
+
+
+def test_cflags32_adds_the_unpacked_asm_headers() -> None:
+    """x86's -m32 gets linux-libc-dev:i386's headers from the cache, so the
+    host needs no i386 package of its own; armhf's cross gcc has its own."""
+    flags = shlex.split(deps.cflags32(X86_64))
+    assert flags[:2] == ["-m32", "-isystem"] and len(flags) == 3
+    assert (Path(flags[2]) / "asm" / "unistd_32.h").is_file()
+    assert deps.cflags32(ARMHF) == ""

@@ -23,6 +23,9 @@ from pathlib import Path
 import pytest
 from rootfs_make import MAKE_ENV
 
+from sandbox.base.machines import X86_64
+from sandbox.build.deps import cflags32
+
 REPO = Path(__file__).resolve().parents[2]
 ROOTFS = REPO / "rootfs"
 SOURCES = ROOTFS / "probes"
@@ -153,7 +156,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("probes")
     jobs = min(os.cpu_count() or 1, 4)
     result = subprocess.run(["make", "--no-print-directory", "-C", str(ROOTFS), f"-j{jobs}", f"OUT={out}",
-                             "MULTICALL=1"],
+                             f"CFLAGS32={cflags32(X86_64)}", "MULTICALL=1"],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=MAKE_ENV,
                             check=False)
     assert result.returncode == 0, f"make failed:\n{result.stdout[-4000:]}"

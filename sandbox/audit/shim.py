@@ -17,6 +17,7 @@ from pathlib import Path
 from sandbox.base.errors import SandboxError
 from sandbox.base.machines import Machine
 from sandbox.base.paths import ROOTFS, cache_dir
+from sandbox.build.deps import cflags32
 
 SOURCE = ROOTFS / "shim" / "time32-refusals.c"
 CFLAGS = ("-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", "-shared", "-fPIC")
@@ -28,7 +29,7 @@ def shim_wanted(machine: Machine) -> bool:
 
 
 def shim_command(machine: Machine, out: Path) -> list[str]:
-    return [machine.cc, *shlex.split(machine.cflags32), *CFLAGS, "-o", str(out), str(SOURCE)]
+    return [machine.cc, *shlex.split(cflags32(machine)), *CFLAGS, "-o", str(out), str(SOURCE)]
 
 
 def build_shim(machine: Machine) -> Path | None:

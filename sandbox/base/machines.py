@@ -50,6 +50,10 @@ class Machine:
     cc: str  # the C compiler of the probes (a Debian gcc or cross gcc)
     cc_package: str  # the Debian package that provides cc
     cflags32: str  # what selects the 32-bit ABI (rootfs/Makefile CFLAGS32)
+    # (Debian package, folder in it): the <asm/*.h> headers of the 32-bit ABI,
+    # unpacked into the cache and added with -isystem (sandbox/build/deps.py
+    # cflags32); () where the compiler has its own
+    asm_headers32: tuple[str, str]
     # (extra cc flags, Debian package): a static libc that must be found for
     # those flags, and the package it comes from
     static_libcs: tuple[tuple[str, str], ...]
@@ -89,6 +93,7 @@ X86_64 = Machine(
     cc="gcc",
     cc_package="gcc",
     cflags32="-m32",
+    asm_headers32=("linux-libc-dev:i386", "usr/include/i386-linux-gnu"),
     static_libcs=(("", "libc6-dev"), ("-m32", "gcc-12-multilib")),
     debian_archs=("amd64", "i386"),  # i386 through IA32 emulation
     # The TSC has no other clocksource to be checked against (no ACPI, no
@@ -151,6 +156,7 @@ ARMHF = Machine(
     cc="arm-linux-gnueabihf-gcc",
     cc_package="gcc-arm-linux-gnueabihf",
     cflags32="",
+    asm_headers32=(),
     static_libcs=(("", "libc6-dev-armhf-cross"),),
     debian_archs=("armhf",),
     # kcompactd's proactive compaction looks at memory every 500 ms (mm/compaction.c

@@ -15,14 +15,17 @@ which .ci/run calls) runs `dpkg --add-architecture` for each one before
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.base.errors import InputError, SandboxError, printable
+from sandbox.base.machines import Machine
 from sandbox.base.paths import PACKAGES_LIST, cache_dir
 from sandbox.base.progress import say, step
 
@@ -104,6 +107,29 @@ def _run(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = 
         raise SandboxError(f"'{' '.join(argv)}' failed with exit code {proc.returncode}")
 
 
+UPDATE_PAUSES = (10, 30)
+"""Seconds between the tries of `apt-get update`. A mirror caught mid-sync
+serves an index that disagrees with its Release file ("File has unexpected
+size ... Mirror sync in progress?", seen here for bookworm-security's i386
+and armhf indexes); apt then keeps the indexes it could fetch."""
+
+
+def _update(env: dict[str, str]) -> None:
+    """apt-get update, tried again after each pause; if it still fails, go on
+    with the indexes apt could fetch: a package they lack makes the install
+    that follows fail with apt's own message."""
+    for pause in (*UPDATE_PAUSES, None):
+        code = subprocess.run(["apt-get", "update", "-q"], env=env, check=False).returncode
+        if code == 0:
+            return
+        if pause is None:
+            say(f"warning: 'apt-get update -q' failed (exit {code}) {len(UPDATE_PAUSES) + 1} times; "
+                f"going on with the package indexes it could fetch")
+            return
+        say(f"'apt-get update -q' failed (exit {code}); trying again in {pause} s")
+        time.sleep(pause)
+
+
 def _added_architectures() -> set[str]:
     proc = subprocess.run(["dpkg", "--print-foreign-architectures"],
                           capture_output=True, text=True, check=False)
@@ -126,7 +152,7 @@ def ensure(packages: list[str] | None = None) -> list[str]:
         with step(f"installing {len(absent)} Debian package(s): {' '.join(absent)}"):
             for arch in archs:
                 _run(["dpkg", "--add-architecture", arch])
-            _run(["apt-get", "update", "-q"], env)
+            _update(env)
             if absent:
                 _run(["apt-get", "install", "-y", "-q", *absent], env)
     unpacked = [p.name for p in entries if p.unpack and not _unpacked_dir(p.name).is_dir()]
@@ -165,6 +191,20 @@ def unpacked_package(package: str) -> Path:
             except OSError:  # unpacked by another process meanwhile
                 shutil.rmtree(root, ignore_errors=True)
     return target
+
+
+def cflags32(machine: Machine) -> str:
+    """rootfs/Makefile's CFLAGS32 for `machine`: what selects the 32-bit ABI,
+    and the folder of its <asm/*.h> headers where the machine names a package
+    for them. x86's gcc -m32 looks for them in /usr/include/i386-linux-gnu,
+    which only linux-libc-dev:i386 fills; installed, that package must have
+    the very version of the host's linux-libc-dev, from an i386 index of the
+    same mirror state, which a mirror mid-sync once did not serve. Unpacked
+    into the cache it needs neither."""
+    if not machine.asm_headers32:
+        return machine.cflags32
+    package, folder = machine.asm_headers32
+    return f"{machine.cflags32} -isystem {shlex.quote(str(unpacked_package(package) / folder))}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,6 +31,7 @@ from sandbox.base.machines import DEBIAN_ARCHS, Machine
 from sandbox.base.paths import ROOTFS, cache_dir
 from sandbox.build import cpio
 from sandbox.build.cpio import Entry
+from sandbox.build.deps import cflags32
 from sandbox.build.initramfs import rootfs_files
 from sandbox.build.rootfs_manifest import load_manifest
 from sandbox.scenario.userlands import Userland
@@ -48,7 +49,7 @@ def build_probes(machine: Machine, out: Path, linkage: str, probes: tuple[str, .
     """make -C rootfs OUT=out ...: out/<flavour>/<probe> for each flavour
     (default: the machine's)."""
     args = ["make", "--no-print-directory", "-C", str(ROOTFS), f"-j{min(os.cpu_count() or 1, 2)}",
-            f"OUT={out}", f"CC={machine.cc}", f"CFLAGS32={machine.cflags32}",
+            f"OUT={out}", f"CC={machine.cc}", f"CFLAGS32={cflags32(machine)}",
             f"FLAVOURS={' '.join(flavours or machine.flavours)}", f"TOOLS_FLAVOUR={machine.tools_flavour}",
             f"PROBES={' '.join(probes)}", "TOOLS=", f"BASE_CFLAGS={LINKAGE_CFLAGS[linkage]}"]
     result = subprocess.run(args, capture_output=True, text=True, check=False, env={**os.environ, "LC_ALL": "C"})

@@ -33,7 +33,7 @@ from sandbox.base.paths import ROOTFS, cache_dir
 from sandbox.base.progress import say, step
 from sandbox.build import cpio, rootfs_manifest
 from sandbox.build.cpio import Entry
-from sandbox.build.deps import unpacked_package
+from sandbox.build.deps import cflags32, unpacked_package
 from sandbox.build.rootfs_manifest import MANIFEST, Busybox, HostBinary, Manifest, load_manifest
 
 MULTICALL = "multicall"  # rootfs/Makefile's name for a flavour's one binary
@@ -198,7 +198,7 @@ def _make_probes(inputs: _Inputs, out: Path, log: Path) -> None:
         "make", "--no-print-directory", "-C", str(ROOTFS), f"-j{min(os.cpu_count() or 1, 4)}",
         f"OUT={out}",
         f"CC={target.cc}",
-        f"CFLAGS32={target.cflags32}",
+        f"CFLAGS32={cflags32(target)}",
         f"FLAVOURS={' '.join(target.flavours)}",
         f"TOOLS_FLAVOUR={target.tools_flavour}",
         f"PROBES={' '.join(manifest.catalogue.names())}",
