@@ -6,6 +6,7 @@ userland packages). Nothing boots.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -21,6 +22,8 @@ from sandbox.audit.static import audit_static
 from sandbox.audit.symbols import SYMBOLS_FILE, load_symbols
 from sandbox.audit.syscalls import scan
 from sandbox.base.errors import SandboxError
+from sandbox.base.machines import X86_64
+from sandbox.build.deps import cflags32
 from sandbox.scenario.userlands import load_userlands
 
 PROGRAM = r"""
@@ -45,7 +48,8 @@ int main(void) { long t = 0; return (int)syscall(SYS_clock_gettime, 0, &t); }
 """
 NO_TIME = "int main(void) { return 0; }\n"
 TIME64 = ["-D_TIME_BITS=64", "-D_FILE_OFFSET_BITS=64"]
-COMPILERS = {"i386": ["gcc", "-m32"], "armhf": ["arm-linux-gnueabihf-gcc"], "x86_64": ["gcc"]}
+COMPILERS = {"i386": ["gcc", *shlex.split(cflags32(X86_64))], "armhf": ["arm-linux-gnueabihf-gcc"], "x86_64": ["gcc"]}
+"""-m32 with the 32-bit <asm/*.h> headers the sandbox unpacks (sandbox/build/deps.py cflags32)."""
 
 
 def compile_c(out: Path, source: str, machine: str, *flags: str) -> Path:

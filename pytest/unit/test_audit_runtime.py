@@ -7,6 +7,7 @@ Nothing boots; the shim is compiled with the cross compilers.
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -33,6 +34,8 @@ from sandbox.audit.shim import SOURCE, shim_command
 from sandbox.audit.static import StaticAudit
 from sandbox.audit.symbols import load_symbols
 from sandbox.base.errors import SandboxError
+from sandbox.base.machines import X86_64
+from sandbox.build.deps import cflags32
 from sandbox.base.machines import MACHINES
 from sandbox.base.paths import REPO
 
@@ -431,7 +434,7 @@ def test_a_machine_that_cannot_run_is_one_line_and_the_others_go_on(
     source = tmp_path / "t.c"
     source.write_text("#include <time.h>\nint main(void) { return (int)time(0) & 1; }\n")
     built = {}
-    for machine, cc in (("i386", ["gcc", "-m32"]), ("armhf", ["arm-linux-gnueabihf-gcc"])):
+    for machine, cc in (("i386", ["gcc", *shlex.split(cflags32(X86_64))]), ("armhf", ["arm-linux-gnueabihf-gcc"])):
         if shutil.which(cc[0]) is None:
             pytest.skip(f"{cc[0]} not installed")
         built[machine] = tmp_path / machine
