@@ -47,7 +47,7 @@ def test_an_unreachable_server_is_a_failed_step_with_chronyds_log(
     record = judged.record
     assert record.outcome == STEP_FAILED, record.detail
     assert record.detail.startswith("synced (") and "exited 1" in record.detail
-    assert "exited 1: chronyd did not step the clock within 8 s; its log:" in record.detail
+    assert "exited 1: chronyd did not step the clock within 8 s (or refused to); its log:" in record.detail
     assert "chronyd version 4.3 starting" in record.detail  # its log, on stderr
     assert "System clock was stepped" not in record.detail
     assert time.monotonic() - started < scenario.timeout

@@ -32,6 +32,11 @@ SERVER_CONF = (
     "cmdport 0",
 )
 STEPPED = "System clock was stepped by"  # chrony 4.3 reference.c, local.c
+REFUSED = "seconds is invalid"
+"""chrony 4.3 local.c: "Adjustment of %.1f seconds is invalid", logged for an
+offset UTI_IsTimeOffsetSane() rejects. A 32-bit time_t chronyd logs it for
+every update from a server past 2038 and never steps: its first refusal ends
+the wait (it used to last the step's whole timeout, 12 s of real time)."""
 
 
 def client_conf(server: str) -> tuple[str, ...]:
@@ -76,20 +81,21 @@ def log_shell(userland: str) -> str:
 
 
 def sync_shell(userland: str, server: str, timeout: float, must_step: bool) -> str:
-    """Start the client, wait until its log says it stepped the clock, it
-    exited, or `timeout` guest seconds passed; then print the sections
-    sync_fields() reads. Exits 1 on a timeout when the step must happen,
-    with chronyd's log on stderr."""
+    """Start the client, wait until its log says it stepped the clock or
+    refused to (REFUSED), it exited, or `timeout` guest seconds passed; then
+    print the sections sync_fields() reads. Exits 1 without a step when the
+    step must happen, with chronyd's log on stderr."""
     root = shlex.quote(f"/userlands/{userland}")
     ticks = max(1, round(timeout / POLL_SECONDS))
     chronyc = [_in_userland(userland, ["/usr/bin/chronyc", "-n", what]) for what in ("tracking", "sources")]
-    failing = (f"echo 'chronyd did not step the clock within {timeout:g} s; its log:' >&2;"
+    failing = (f"echo 'chronyd did not step the clock within {timeout:g} s (or refused to); its log:' >&2;"
                f" cat {root}{LOG} >&2; exit 1") if must_step else "exit 0"
     return (
         f"{start_shell(userland, client_conf(server))} || exit 1\n"
         f"result='not stepped'; n=0\n"
         f"while [ $n -lt {ticks} ]; do\n"
         f"  if grep -q '{STEPPED}' {root}{LOG}; then result=stepped; break; fi\n"
+        f"  if grep -q '{REFUSED}' {root}{LOG}; then break; fi\n"
         f"  if ! pidof chronyd >/dev/null; then result=exited; break; fi\n"
         f"  n=$((n + 1)); sleep {POLL_SECONDS}\n"
         f"done\n"
