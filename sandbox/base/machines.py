@@ -69,6 +69,10 @@ class Machine:
     # file the compiler's dependency list never names, so ccache would hand
     # back the object of an earlier kernel (sandbox/build/kernel.py make_image)
     uncached_objects: tuple[str, ...] = ()
+    # The machine's own fragment for a variant with disks (after them): the
+    # userlands as memory disks (kernel-series/config/memory-disks.config);
+    # "" for none
+    disks_fragment: str = ""
 
 
 QEMU_APIC_KHZ = 1_000_000  # hw/intc/apic_common.c: the APIC's timer counts nanoseconds
@@ -87,6 +91,7 @@ X86_64 = Machine(
     agent_device=SECOND_SERIAL,
     block_device="virtio-blk-device",  # virtio-mmio: no PCI in microvm
     net_device="virtio-net-device",
+    disks_fragment="memory-disks.config",
     kvm_capable=True,
     flavours=FLAVOURS,
     tools_flavour="native64",
@@ -128,6 +133,7 @@ I386 = replace(
     tools_flavour="time64",
     static_libcs=(("-m32", "gcc-12-multilib"),),
     debian_archs=("i386",),
+    disks_fragment="",  # phram would map the images into its 128 MiB of vmalloc space
 )
 
 ARMHF = Machine(

@@ -65,8 +65,9 @@ def tree_of(request: KernelRequest) -> Tree:
 
 def fragment_paths(request: KernelRequest) -> list[Path]:
     folder = paths.KERNEL_SERIES / "config"
-    names = ("common.config", request.machine.config_fragment,
-             *variant_of(request).fragments)
+    variant, machine = variant_of(request), request.machine
+    disks_extra = (machine.disks_fragment,) if variant.has_disks and machine.disks_fragment else ()
+    names = ("common.config", machine.config_fragment, *variant.fragments, *disks_extra)
     missing = [n for n in names if not (folder / n).is_file()]
     if missing:
         raise SandboxError(f"missing config fragment(s) in {folder}: {', '.join(missing)}")

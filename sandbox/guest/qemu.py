@@ -74,6 +74,7 @@ class BootRequest:
     memory_mib: int | None = None  # over the machine's own -m (a boot with userlands needs more)
     warp: bool = False  # time warp: guest time jumps ahead while the guest is idle
     link: Link | None = None  # a virtio NIC wired to another guest (NTP); else no network
+    memory_disks: tuple[Path, ...] = ()  # images QEMU copies into guest RAM: /dev/pmem0, ... (memory_disk_args)
 
 
 def warp_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...], str]:
@@ -84,14 +85,68 @@ def warp_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...], str]:
     return ("-icount", WARP_ICOUNT), ("y2038.warp=1", *req.machine.warp_append), ",clock=vm"
 
 
+MEMORY_DISKS_AT_MIB = 128
+"""Where the first memory disk starts in guest RAM: above the kernel (a PVH
+vmlinux loads at 16 MiB) and below the top of RAM, where QEMU puts the
+initramfs."""
+MEMORY_DISK_ALIGN_MIB = 2  # each disk's size rounded up to it
+
+
+@dataclass(frozen=True)
+class MemoryRegion:
+    """Where a memory disk lies in guest RAM."""
+
+    start_mib: int
+    size_mib: int
+
+
+def memory_regions(images: tuple[Path, ...]) -> tuple[MemoryRegion, ...]:
+    """One region after the other from MEMORY_DISKS_AT_MIB, in order."""
+    regions, start = [], MEMORY_DISKS_AT_MIB
+    for image in images:
+        size = -(-image.stat().st_size // (MEMORY_DISK_ALIGN_MIB * 2**20)) * MEMORY_DISK_ALIGN_MIB
+        regions.append(MemoryRegion(start, size))
+        start += size
+    return tuple(regions)
+
+
+def memory_disk_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...], int]:
+    """QEMU arguments, kernel arguments and the MiB of RAM they add, for the
+    boot's memory disks. QEMU's generic loader copies each image into guest
+    RAM before the kernel starts, and `memmap=<size>$<start>` keeps the
+    kernel off that RAM; the guest then maps it as a block device with the
+    phram driver (sandbox/run/plan.py userland_commands). Reading such a
+    disk is a copy by the guest's CPU, never an I/O wait, so it keeps the
+    guest busy under time warp as an initramfs does, without unpacking every
+    file at boot (docs/time-warp.md)."""
+    qemu: list[str] = []
+    kernel: list[str] = []
+    regions = memory_regions(req.memory_disks)
+    for image, region in zip(req.memory_disks, regions):
+        qemu += ["-device", f"loader,file={_qemu_value(str(image))},addr={region.start_mib * 2**20:#x},force-raw=on"]
+        kernel.append(f"memmap={region.size_mib}M${region.start_mib}M")
+    return tuple(qemu), tuple(kernel), sum(r.size_mib for r in regions)
+
+
+def memory_mib(req: BootRequest, added_mib: int) -> int | None:
+    """-m: the machine's own (or the request's), plus the memory disks'."""
+    if not added_mib:
+        return req.memory_mib
+    own = req.memory_mib or int(req.machine.qemu_machine[req.machine.qemu_machine.index("-m") + 1])
+    return own + added_mib
+
+
 def qemu_argv(req: BootRequest) -> list[str]:
     m = req.machine
     warp_qemu, warp_kernel, warp_rtc = warp_args(req)
+    disks_qemu, disks_kernel, disks_mib = memory_disk_args(req)
+    memory = memory_mib(req, disks_mib)
     cmdline = " ".join((f"console={m.console_tty}", "panic=-1", f"y2038.agent={m.agent_tty}",
-                        f"y2038.seed={SEED}", *m.boot_append, *warp_kernel, *req.append))
+                        f"y2038.seed={SEED}", *m.boot_append, *warp_kernel, *disks_kernel, *req.append))
     return [
         m.qemu, "-sandbox", SANDBOX, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-        *m.qemu_machine, *(("-m", str(req.memory_mib)) if req.memory_mib else ()), "-accel", req.accel,
+        *m.qemu_machine, *(("-m", str(memory)) if memory else ()), "-accel", req.accel,
+        *disks_qemu,
         *link_args(m, req.link),
         *warp_qemu,
         "-kernel", str(req.kernel), "-initrd", str(req.initramfs), "-append", cmdline,

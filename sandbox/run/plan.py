@@ -8,10 +8,11 @@ an observation, not a failure). Flavours the machine lacks are left out.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from sandbox.base.timefmt import format_time
+from sandbox.guest.qemu import MemoryRegion
 from sandbox.run import chrony
 from sandbox.scenario.disks import Disk
 from sandbox.scenario.model import (HWCLOCK, NTP_PROBE, HwclockStep, NtpSyncStep, ProbeStep, RunStep, SetClockStep,
@@ -99,15 +100,36 @@ def _run_commands(step: RunStep, tools_flavour: str) -> list[GuestCommand]:
             for userland in step.userlands]
 
 
-def userland_commands(userlands: tuple[str, ...]) -> list[GuestCommand]:
+PHRAM = "/sys/module/phram/parameters/phram"  # drivers/mtd/devices/phram.c: name,start,length
+
+
+def _disk_mount(name: str, region: MemoryRegion, index: int) -> str:
+    """Map the userland's memory disk as MTD device `index` (phram, then
+    mtdblock), mount it in the userland's folder; what the initramfs put
+    there (its dynamic probes) is moved aside and bound back into place."""
+    root, aside = shlex.quote(f"/userlands/{name}"), shlex.quote(f"/userlands/.{name}-initramfs")
+    return (f"echo {shlex.quote(f'{name},{region.start_mib}Mi,{region.size_mib}Mi')} > {PHRAM}"
+            f" && mkdir -p {root} && mv {root} {aside} && mkdir {root}"
+            f" && mount -t ext4 /dev/mtdblock{index} {root}"
+            f" && {{ [ ! -d {aside}/probes ] || {{ mkdir -p {root}/probes"
+            f" && mount -o bind {aside}/probes {root}/probes; }}; }} && ")
+
+
+def userland_commands(userlands: tuple[str, ...],
+                      memory_disks: Mapping[str, MemoryRegion] | None = None) -> list[GuestCommand]:
     """Before the first step: /proc, /dev and a fresh /tmp inside each userland
-    the scenario runs programs from; each must succeed."""
-    def shell(name: str) -> str:
+    the scenario runs programs from; each must succeed. A userland on a
+    memory disk (`memory_disks`: where the boot put its image) is mounted
+    from it first, the disks numbered in the order of `userlands`."""
+    disks = memory_disks or {}
+    commands = []
+    for name in userlands:
         root = shlex.quote(f"/userlands/{name}")
-        return (f"mount -t proc proc {root}/proc && mount -o bind /dev {root}/dev"
-                f" && mount -t tmpfs tmp {root}/tmp")
-    return [GuestCommand(MOUNT_STEP, f"userland-{name}", "mount", "busybox", shell(name), True)
-            for name in userlands]
+        index = sum(1 for earlier in userlands[:userlands.index(name)] if earlier in disks)
+        shell = (_disk_mount(name, disks[name], index) if name in disks else "") + (
+            f"mount -t proc proc {root}/proc && mount -o bind /dev {root}/dev && mount -t tmpfs tmp {root}/tmp")
+        commands.append(GuestCommand(MOUNT_STEP, f"userland-{name}", "mount", "busybox", shell, True))
+    return commands
 
 
 def _set_clock_commands(step: SetClockStep, tools_flavour: str) -> list[GuestCommand]:
@@ -193,10 +215,10 @@ def network_commands(server: TimeServer | None) -> list[GuestCommand]:
                          True)]
 
 
-def server_commands(server: TimeServer) -> list[GuestCommand]:
+def server_commands(server: TimeServer, memory_disks: Mapping[str, MemoryRegion] | None = None) -> list[GuestCommand]:
     """What the time server guest runs: its userland mounted, its NIC up,
     chronyd serving; each must succeed."""
-    return [*userland_commands((server.userland,)),
+    return [*userland_commands((server.userland,), memory_disks),
             GuestCommand(MOUNT_STEP, "network", "ip", "busybox", chrony.network_shell(chrony.SERVER_ADDRESS), True),
             GuestCommand(MOUNT_STEP, "chronyd", "chronyd", server.userland, chrony.server_shell(server.userland),
                          True)]

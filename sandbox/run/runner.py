@@ -28,7 +28,7 @@ from sandbox.base.timefmt import format_time
 from sandbox.build.disk_images import prepare_images
 from sandbox.guest import klog, protocol
 from sandbox.guest.deadline import Deadline
-from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung, Link
+from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung, Link, MemoryRegion, memory_regions
 from sandbox.run import chrony
 from sandbox.run.observations import Observation, ProbeOutputError, parse_probe_output, program_observation
 from sandbox.run.plan import (CHRONY, PROGRAM, GuestCommand, mount_commands, network_commands, plan,
@@ -66,6 +66,17 @@ class Boot:
     accel: str
     userlands: tuple[dict[str, object], ...] = ()  # name, suite, arch, package versions: for run.json
     memory_mib: int | None = None  # more than the machine's default, for userlands
+    # (userland, its ext4 image) on memory disks, in order (/dev/pmem0, ...),
+    # where the kernel serves them; else the userlands ride on the initramfs
+    userland_disks: tuple[tuple[str, Path], ...] = ()
+
+    @property
+    def memory_disks(self) -> tuple[Path, ...]:
+        return tuple(image for _, image in self.userland_disks)
+
+    def disk_regions(self) -> dict[str, MemoryRegion]:
+        """Where each userland's memory disk lies in guest RAM."""
+        return dict(zip((name for name, _ in self.userland_disks), memory_regions(self.memory_disks)))
 
 
 # What went wrong, by exception type: the guest's fate, not the scenario's.
@@ -166,6 +177,7 @@ class _ServerProgress:
     """What the time server guest did; kept whatever happens."""
 
     server: TimeServer
+    disk_regions: Mapping[str, MemoryRegion] = field(default_factory=dict)  # its boot's memory disks
     release: str = ""
     boot_seconds: float = 0.0
     records: list[CommandRecord] = field(default_factory=list)
@@ -187,7 +199,7 @@ def _serve(server: GuestPort, deadline: Deadline, progress: _ServerProgress) -> 
     try:
         progress.release = server.wait_ready(deadline.within(BOOT_SECONDS))
         progress.boot_seconds = server.boot_seconds
-        for command in server_commands(progress.server):
+        for command in server_commands(progress.server, progress.disk_regions):
             reply = server.run(command.shell, deadline)
             record = CommandRecord(command, reply.exit_code, reply.text, reply.stderr.decode("utf-8", "replace"))
             progress.records.append(record)
@@ -244,12 +256,13 @@ def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
     with a [time-server] needs `server_boot`, the server guest's boot."""
     evidence.mkdir(parents=True, exist_ok=True)
     progress = _Progress()
-    server = (_ServerProgress(scenario.time_server) if scenario.time_server is not None else None)
+    server = (_ServerProgress(scenario.time_server, server_boot.disk_regions() if server_boot else {})
+              if scenario.time_server is not None else None)
     failure: BaseException | None = None
     aborted: BaseException | None = None
     try:
         disks = prepare_images(scenario.disks, evidence)  # mkfs on the host, cached
-        commands = (mount_commands(scenario.disks) + userland_commands(scenario.userlands)
+        commands = (mount_commands(scenario.disks) + userland_commands(scenario.userlands, boot.disk_regions())
                     + network_commands(scenario.time_server)
                     + plan(scenario.steps, scenario.machines[boot.machine.name], boot.machine.tools_flavour))
         deadline = Deadline(float(scenario.timeout))
@@ -262,11 +275,11 @@ def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
                 server_guest = guests.enter_context(start(BootRequest(
                     server_boot.machine, server_boot.kernel, server_boot.initramfs, format_time(server.server.time),
                     server_boot.accel, evidence / SERVER_FOLDER, memory_mib=server_boot.memory_mib,
-                    link=server_link)))
+                    link=server_link, memory_disks=server_boot.memory_disks)))
             guest = guests.enter_context(start(BootRequest(
                 boot.machine, boot.kernel, boot.initramfs, format_time(scenario.rtc), boot.accel, evidence,
                 append=scenario.kernel_args, disks=disks, memory_mib=boot.memory_mib, warp=scenario.warp,
-                link=client_link)))
+                link=client_link, memory_disks=boot.memory_disks)))
             try:
                 if server_guest is not None and server is not None:
                     progress.step_error = _serve(server_guest, deadline, server)

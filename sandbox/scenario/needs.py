@@ -32,6 +32,11 @@ FS_OPTIONS: Mapping[str, tuple[str, ...]] = {
 }
 """A [[disk]]'s filesystem (kernel-series/config/disks.config)."""
 HWCLOCK_OPTIONS = ("CONFIG_RTC_CLASS", "CONFIG_RTC_INTF_DEV")
+MEMORY_DISK_OPTIONS = ("CONFIG_MTD_PHRAM", "CONFIG_MTD_BLOCK", "CONFIG_EXT4_FS")
+"""Built in (the guest loads no modules): a kernel with them gets its
+userlands as memory disks (sandbox/guest/qemu.py memory_disk_args), any
+other in the initramfs: x86_64's kernels with disks
+(kernel-series/config/memory-disks.config)."""
 SERIES_ARGS = ("time32_syscalls", "hctosys_beyond_2038")  # kernel arguments only the series knows
 
 
@@ -49,6 +54,10 @@ def options_needed(scenario: Scenario) -> list[str]:
     needed += [o for d in scenario.disks for o in FS_OPTIONS.get(d.fs, ())]
     needed += [o for s in scenario.steps if isinstance(s, HwclockStep) for o in HWCLOCK_OPTIONS]
     return list(dict.fromkeys(needed))
+
+
+def serves_memory_disks(config: Mapping[str, str]) -> bool:
+    return all(config.get(option) == "y" for option in MEMORY_DISK_OPTIONS)
 
 
 def skip_reason(scenario: Scenario, config: Mapping[str, str], series: bool) -> str | None:
