@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.app.figures import Figure, render
-from sandbox.app.speed import command_kind, demo_breakdown
+from sandbox.app.speed import command_kind, demo_breakdown, guest_seconds_to_init
 from sandbox.base import paths
 from sandbox.base.machines import FLAVOURS
 from sandbox.run.plan import PROGRAM, plan
@@ -75,3 +75,12 @@ def test_every_run_steps_command_counts_as_a_real_program_and_every_probe_as_a_p
     assert {kind for is_program, kind in kinds if is_program} == {"real programs (run steps)"}
     assert "real programs (run steps)" not in {kind for is_program, kind in kinds if not is_program}
     assert any(c.shell.startswith("printf ") for c in commands if c.output == PROGRAM)
+
+
+def test_the_guest_time_to_init_is_read_off_the_kernels_own_line() -> None:
+    console = ("[    0.318101] Freeing unused kernel image (initmem) memory: 516K\n"
+               "[    0.333612] Run /init as init process\n"
+               "Y2038-INIT: up\n"
+               "[    1.000000] Run /init as init process\n")  # only the first: a second boot is not ours
+    assert guest_seconds_to_init(console) == 0.333612
+    assert guest_seconds_to_init("[    0.1] Kernel panic - not syncing: no init found\n") is None
