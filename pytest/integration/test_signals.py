@@ -39,7 +39,7 @@ def test_a_signal_stops_qemu_at_once_and_the_run_is_recorded(y2038_target: Calla
 @pytest.mark.parametrize("signum", SIGNALS, ids=lambda s: signal.Signals(s).name)
 def test_the_just_binary_alone(y2038_target: Callable[..., Target], tmp_path: Path, signum: int) -> None:
     y2038_target("x86_64")
-    trial = signal_trial("just binary", signum, tmp_path, wait=8)
+    trial = signal_trial("just binary", signum, tmp_path, wait=4)
     assert trial.report_kept and trial.outcome, trial  # evidence, whatever happened
     if signum == signal.SIGTERM:  # forwarded by just
         assert trial.qemu_left == 0 and trial.outcome == "interrupted", trial
