@@ -74,7 +74,7 @@ class BootRequest:
     memory_mib: int | None = None  # over the machine's own -m (a boot with userlands needs more)
     warp: bool = False  # time warp: guest time jumps ahead while the guest is idle
     link: Link | None = None  # a virtio NIC wired to another guest (NTP); else no network
-    memory_disks: tuple[Path, ...] = ()  # images QEMU copies into guest RAM: /dev/pmem0, ... (memory_disk_args)
+    memory_disks: tuple[Path, ...] = ()  # images QEMU copies into guest RAM, in order (memory_disk_args)
 
 
 def warp_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...], str]:

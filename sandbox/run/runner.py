@@ -66,8 +66,9 @@ class Boot:
     accel: str
     userlands: tuple[dict[str, object], ...] = ()  # name, suite, arch, package versions: for run.json
     memory_mib: int | None = None  # more than the machine's default, for userlands
-    # (userland, its ext4 image) on memory disks, in order (/dev/pmem0, ...),
-    # where the kernel serves them; else the userlands ride on the initramfs
+    # (userland, its ext4 image) as memory disks, where the kernel serves
+    # them (sandbox/guest/qemu.py memory_disk_args); else the userlands ride
+    # on the initramfs
     userland_disks: tuple[tuple[str, Path], ...] = ()
 
     @property
