@@ -39,7 +39,8 @@ build-all:
     done
 
 # Unit tests, then every scenario on every machine (builds what is missing first),
-# on every core: pytest-xdist runs one test per worker (`-n 0`: one at a time).
+# on every core: pytest-xdist, `-n auto` one and a half workers per core (pytest/y2038_plugin.py;
+# `-n 0`: one at a time).
 # `just test --tree 6.12` boots the 6.12 tree's kernels (`just kernels --tree 6.12` first
 # builds them in view; else the first test that needs one builds it, out of view).
 [positional-arguments]

@@ -12,6 +12,7 @@ import pytest
 
 from sandbox.base.meter import WIDTH
 from sandbox.base.paths import REPO
+import y2038_plugin
 from y2038_plugin import ScenarioCount, is_scenario
 
 
@@ -74,3 +75,22 @@ def test_the_lines_in_a_session_and_under_xdist(tmp_path: Path, workers: str) ->
     assert sum(text.startswith("scenario failed broken.toml::") for text in lines) == 2
     assert all(len(text) <= WIDTH for text in lines)
     assert "2 failed, 4 passed" in proc.stdout
+
+
+@pytest.mark.parametrize(("cores", "workers"), [(1, 2), (2, 3), (3, 5), (8, 12)])
+def test_auto_means_one_and_a_half_workers_per_core(monkeypatch: pytest.MonkeyPatch, cores: int,
+                                                    workers: int) -> None:
+    monkeypatch.setattr(y2038_plugin.os, "cpu_count", lambda: cores)
+    assert y2038_plugin.pytest_xdist_auto_num_workers(config=None) == workers
+
+
+def test_auto_is_ours_and_not_xdists(tmp_path: Path) -> None:
+    """xdist answers `-n auto` with the core count itself: ours must come first."""
+    (tmp_path / "test_one.py").write_text("def test_one():\n    pass\n")
+    env = dict(os.environ, PYTHONPATH=f"{REPO}:{REPO / 'pytest'}", Y2038_RESULTS=str(tmp_path / "results"))
+    env.pop("Y2038_SESSION_RESULTS", None)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "y2038_plugin", "-p", "no:cacheprovider",
+                           "-n", "auto", "--rootdir", str(tmp_path), str(tmp_path)],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    started = " / ".join(f"gw{n} I" for n in range(y2038_plugin.pytest_xdist_auto_num_workers(config=None)))
+    assert done.returncode == 0 and f"\n{started}\n" in done.stdout, done.stdout[-2000:]
