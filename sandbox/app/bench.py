@@ -24,8 +24,10 @@ from sandbox.guest.deadline import Deadline
 from sandbox.build.kernel import (KernelRequest, build_kernel, ccache_counts, compile_in, debian_version, locked,
                      source_for)
 from sandbox.base.machines import MACHINES, Machine
-from sandbox.guest.qemu import BootRequest, Guest
-from sandbox.build.userland import build_userland, with_userlands
+from sandbox.app.jobs import takes_memory_disks
+from sandbox.guest.qemu import BootRequest, Guest, memory_regions
+from sandbox.build.userland import UserlandArtifact, build_userland, userland_image, with_userlands
+from sandbox.run.plan import userland_commands
 from sandbox.build.dynamic_probes import build_probes
 from sandbox.guest.target import Target, prepare_target
 from sandbox.scenario.catalogue import load_catalogue
@@ -66,10 +68,29 @@ def _boot_seconds(target: Target, initramfs: Path, memory_mib: int | None = None
             return guest.boot_seconds
 
 
+def _disk_boot_seconds(target: Target, artifact: UserlandArtifact) -> float:
+    """Boot to agent with the userland as a memory disk, plus the command
+    that maps and mounts it (sandbox/run/plan.py userland_commands)."""
+    image = userland_image(artifact)
+    name = artifact.userland.name
+    with tempfile.TemporaryDirectory(prefix="y2038-bench-") as tmp:
+        request = BootRequest(target.machine, target.kernel.boot_image, target.initramfs.path, RTC,
+                              target.accel.name, Path(tmp), memory_disks=(image,))
+        with Guest(request) as guest:
+            guest.wait_ready(Deadline(120))
+            (mount,) = userland_commands((name,), {name: memory_regions((image,))[0]})
+            start = time.monotonic()
+            reply = guest.run(mount.shell, Deadline(60))
+            if reply.exit_code != 0:
+                raise RuntimeError(f"mounting {name}'s memory disk failed: {reply.stderr!r}")
+            return guest.boot_seconds + time.monotonic() - start
+
+
 def userland_figures(target: Target) -> list[Figure]:
     """Each userland the machine runs: built cold (a private apt state and
     archive cache of its own: download and unpack), warm (from the cache),
-    its size, and what its archive adds to the boot."""
+    its size, and what its archive adds to the boot; and, where the kernel
+    takes memory disks, what it adds as one."""
     table = load_userlands()
     figures = []
     base = _boot_seconds(target, target.initramfs.path)
@@ -102,6 +123,10 @@ def userland_figures(target: Target) -> list[Figure]:
             Figure(f"userland {userland.name}, boot to agent", boot, "s",
                    f"+{boot - base:.2f} s over the bare initramfs ({base:.2f} s)"),
         ]
+        if takes_memory_disks(target):
+            disk = _disk_boot_seconds(target, artifact)
+            figures.append(Figure(f"userland {userland.name}, as a memory disk", disk, "s",
+                                  f"boot to agent and mount: +{disk - base:.2f} s over the bare initramfs"))
     return figures
 
 

@@ -66,6 +66,11 @@ def _kernel_options(config: Path) -> dict[str, str]:
     return {r.option: r.value for r in parse_config(config.read_text(errors="replace"))}
 
 
+def takes_memory_disks(target: Target) -> bool:
+    """Whether the target's kernel gets its userlands as memory disks."""
+    return serves_memory_disks(_kernel_options(target.kernel.config))
+
+
 def _boot_with_userlands(target: Target, names: tuple[str, ...], probe_names: tuple[str, ...],
                          extras: tuple[Path, ...] = ()) -> tuple[Boot, tuple[UserlandArtifact, ...]]:
     """The userlands as memory disks where the kernel serves them (no unpacking
@@ -77,7 +82,7 @@ def _boot_with_userlands(target: Target, names: tuple[str, ...], probe_names: tu
     artifacts = tuple(build_userland(table.by_name[name], table) for name in names)
     probes = tuple(build_userland_probes(table.by_name[name]) for name in probe_names)
     records = tuple(a.record() for a in artifacts)
-    if artifacts and serves_memory_disks(_kernel_options(target.kernel.config)):
+    if artifacts and takes_memory_disks(target):
         disks = tuple((a.userland.name, userland_image(a)) for a in artifacts)
         return Boot(target.machine, target.kernel.boot_image,
                     with_userlands(target.initramfs.path, (), probes, extras), target.accel.name, records,
