@@ -7,7 +7,6 @@ from sandbox.scenario.catalogue import parse_catalogue
 FILE = "scenarios/kernel/case.toml"
 CATALOGUE = parse_catalogue("""\
 [initramfs]
-scripts = ["init"]
 
 [probe.clock]
 calls.time = { seconds = "time" }

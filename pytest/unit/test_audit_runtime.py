@@ -28,7 +28,7 @@ from sandbox.audit.runtime_plan import (CLOCK, COLLECT, DEFAULT_MOMENTS, RUN, SE
                                         run_shell)
 from sandbox.audit.runtime_verdict import (BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE, Runs, RunFacts,
                                            runtime_verdict)
-from sandbox.build.kconfig import parse_config
+from sandbox.build.kconfig import options
 from sandbox.build.own_kernel import check_config, own_kernel
 from sandbox.audit.shim import SOURCE, shim_command
 from sandbox.audit.static import StaticAudit
@@ -465,8 +465,8 @@ def test_scenarios_a_kernel_cannot_serve_are_named_with_their_reason() -> None:
     from sandbox.scenario import suite
     from sandbox.scenario.needs import skip_reason
     by_name = {s.name: s for s in suite.load_all(suite.scenario_files())}
-    plain = {r.option: r.value for r in parse_config(fragments_config("armhf"))}
-    series = {r.option: r.value for r in parse_config(fragments_config("armhf", "series.config", "disks.config"))}
+    plain = options(fragments_config("armhf"))
+    series = options(fragments_config("armhf", "series.config", "disks.config"))
     assert skip_reason(by_name["kernel/time32-log"], plain, False).startswith(
         "needs the series (kernel-series/): sysctl kernel.time32_syscalls")
     assert skip_reason(by_name["kernel/time32-log"], series, True) is None

@@ -18,7 +18,7 @@ from sandbox.base.errors import InputError
 from sandbox.build.dynamic_probes import build_userland_probes
 from sandbox.base.machines import MACHINES
 from sandbox.base.variants import VARIANTS
-from sandbox.build.kconfig import parse_config
+from sandbox.build.kconfig import options
 from sandbox.build.userland import (UserlandArtifact, build_userland, guest_memory_mib, has_program, userland_image,
                                     with_userlands)
 from sandbox.guest.target import Target, prepare_target
@@ -63,7 +63,7 @@ def _host_binaries(target: Target, scenario: Scenario) -> tuple[Path, ...]:
 
 @functools.cache
 def _kernel_options(config: Path) -> dict[str, str]:
-    return {r.option: r.value for r in parse_config(config.read_text(errors="replace"))}
+    return options(config.read_text(errors="replace"))
 
 
 def takes_memory_disks(target: Target) -> bool:

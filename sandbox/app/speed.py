@@ -28,7 +28,7 @@ from sandbox.app.parallel import default_jobs
 from sandbox.base import paths
 from sandbox.base.progress import say
 from sandbox.guest.deadline import Deadline
-from sandbox.guest.qemu import BOOT_PHASES, BootRequest, Guest
+from sandbox.guest.qemu import BOOT_MARKS, BOOT_PHASES, BootRequest, Guest
 from sandbox.guest.target import Target
 from sandbox.run.plan import INROOT
 
@@ -54,7 +54,7 @@ def _booted(target: Target, warp: bool) -> Iterator[Guest]:
             yield guest
 
 
-_RUN_INIT = re.compile(r"^\[\s*(\d+\.\d+)\] Run /init as init process", re.M)
+_RUN_INIT = re.compile(r"^\[\s*(\d+\.\d+)\] " + re.escape(dict(BOOT_MARKS)["init"]), re.M)
 
 
 def guest_seconds_to_init(console: str) -> float | None:

@@ -73,6 +73,7 @@ class Machine:
     # userlands as memory disks (kernel-series/config/memory-disks.config);
     # "" for none
     disks_fragment: str = ""
+    memory_mib: int = 256  # QEMU's -m, unless a boot with userlands asks for more
 
 
 QEMU_APIC_KHZ = 1_000_000  # hw/intc/apic_common.c: the APIC's timer counts nanoseconds
@@ -85,7 +86,7 @@ X86_64 = Machine(
     boot_image="vmlinux",  # PVH entry: no decompression step
     config_fragment="x86_64.config",
     qemu="qemu-system-x86_64",
-    qemu_machine=(*MICROVM, "-m", "256"),
+    qemu_machine=MICROVM,
     console_tty="ttyS0",
     agent_tty="ttyS1",
     agent_device=SECOND_SERIAL,
@@ -147,7 +148,7 @@ ARMHF = Machine(
     uncached_objects=("arch/arm/boot/compressed/piggy.o",),
     config_fragment="armhf.config",
     qemu="qemu-system-arm",
-    qemu_machine=("-M", "virt", "-cpu", "cortex-a15", "-m", "256"),
+    qemu_machine=("-M", "virt", "-cpu", "cortex-a15"),
     console_tty="ttyAMA0",
     # -M virt has a single PL011 (the console): the agent gets a virtio
     # console over virtio-mmio instead.

@@ -242,8 +242,6 @@ def _entries(inputs: _Inputs, key: str, built: Path) -> list[Entry]:
     for dev in manifest.devices:
         make = Entry.chardev if dev.kind == "char" else Entry.blockdev
         entries.append(make(dev.path, dev.major, dev.minor, dev.mode))
-    for script in manifest.scripts:
-        entries.append(Entry.file(script, (ROOTFS / script).read_bytes(), 0o755))
 
     entries.append(Entry.file("bin/busybox", inputs.busybox.path.read_bytes(), 0o755))
     taken = {e.name for e in entries} | {f.name for f in inputs.host_files}

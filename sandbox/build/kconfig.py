@@ -43,6 +43,11 @@ def parse_config(text: str, source: str = "") -> list[Request]:
     return requests
 
 
+def options(text: str, source: str = "") -> dict[str, str]:
+    """A .config (or a fragment) as {option: value}; later lines win."""
+    return {r.option: r.value for r in parse_config(text, source)}
+
+
 def parse_fragments(paths: list[Path]) -> list[Request]:
     """Every request of the fragments, the last one for each option winning."""
     final: dict[str, Request] = {}
@@ -54,7 +59,7 @@ def parse_fragments(paths: list[Path]) -> list[Request]:
 
 def mismatches(requests: list[Request], config_text: str) -> list[Mismatch]:
     """The requests that the final .config does not honour."""
-    actual = {r.option: r.value for r in parse_config(config_text)}
+    actual = options(config_text)
     return [
         Mismatch(r, actual.get(r.option, "n"))
         for r in requests

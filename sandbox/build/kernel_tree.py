@@ -62,7 +62,7 @@ def check_tree(tree: Path) -> str:
 
 def machine_of_config(text: str) -> str | None:
     """The machine a .config is for (own_kernel.MACHINE_OF), or None."""
-    values = {r.option: r.value for r in kconfig.parse_config(text)}
+    values = kconfig.options(text)
     return next((m for option, m in MACHINE_OF if values.get(option) == "y"), None)
 
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.base.errors import SandboxError
-from sandbox.build.kconfig import parse_config
+from sandbox.build import kconfig
 from sandbox.build.kernel import KernelArtifact
 
 # The machine a .config is for: the first option set wins.
@@ -48,7 +48,7 @@ class OwnKernel:
 
     def options(self) -> dict[str, str]:
         """The .config as {option: value}."""
-        return {r.option: r.value for r in parse_config(self.config.read_text(errors="replace"))}
+        return kconfig.options(self.config.read_text(errors="replace"))
 
     def artifact(self) -> KernelArtifact:
         key = hashlib.sha256(self.image.read_bytes()).hexdigest()[:16]
@@ -67,7 +67,7 @@ class OwnKernel:
 def check_config(text: str, source: str) -> tuple[str, bool, bool]:
     """(machine, series, time32 calls) of a .config; SandboxError naming
     every option a boot of ours needs that it lacks."""
-    values = {r.option: r.value for r in parse_config(text, source)}
+    values = kconfig.options(text, source)
     machine = next((m for option, m in MACHINE_OF if values.get(option) == "y"), None)
     if machine is None:
         raise SandboxError(f"{source}: not a kernel config for a machine here (none of "

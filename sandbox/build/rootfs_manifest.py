@@ -1,7 +1,7 @@
-"""What goes into the initramfs, as rootfs/manifest.toml says: scripts,
-folders, device nodes, busybox and host programs per machine. The probes and
-tools it lists are read by sandbox/scenario/catalogue.py; this module reads
-the rest and checks that every probe and tool has a C source.
+"""What goes into the initramfs, as rootfs/manifest.toml says: folders,
+device nodes, busybox and host programs per machine. The probes and tools
+it lists are read by sandbox/scenario/catalogue.py; this module reads the
+rest and checks that every probe and tool has a C source.
 """
 from __future__ import annotations
 
@@ -52,7 +52,6 @@ class Stamp:
 
 @dataclass(frozen=True)
 class Manifest:
-    scripts: tuple[str, ...]
     dirs: tuple[str, ...]
     stamped: tuple[Stamp, ...]
     devices: tuple[Device, ...]
@@ -127,7 +126,6 @@ def parse_manifest(text: str, file: str, catalogue: Catalogue) -> Manifest:
     busybox = table(require(data, "busybox", where), where.at("busybox"))
     host = table(data.get("host-binaries", {}), where.at("host-binaries"))
     return Manifest(
-        scripts=strings(require(init, "scripts", at), at.at("scripts")),
         dirs=strings(require(init, "dirs", at), at.at("dirs")),
         stamped=tuple(_stamp(s, at.at("stamped").item(i)) for i, s in enumerate(stamped)),
         devices=tuple(_device(d, at.at("devices").item(i)) for i, d in enumerate(devices)),

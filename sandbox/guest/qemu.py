@@ -128,12 +128,9 @@ def memory_disk_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...]
     return tuple(qemu), tuple(kernel), sum(r.size_mib for r in regions)
 
 
-def memory_mib(req: BootRequest, added_mib: int) -> int | None:
-    """-m: the machine's own (or the request's), plus the memory disks'."""
-    if not added_mib:
-        return req.memory_mib
-    own = req.memory_mib or int(req.machine.qemu_machine[req.machine.qemu_machine.index("-m") + 1])
-    return own + added_mib
+def memory_mib(req: BootRequest, added_mib: int) -> int:
+    """-m: the request's (else the machine's own), plus the memory disks'."""
+    return (req.memory_mib or req.machine.memory_mib) + added_mib
 
 
 def qemu_argv(req: BootRequest) -> list[str]:
@@ -145,7 +142,7 @@ def qemu_argv(req: BootRequest) -> list[str]:
                         f"y2038.seed={SEED}", *m.boot_append, *warp_kernel, *disks_kernel, *req.append))
     return [
         m.qemu, "-sandbox", SANDBOX, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-        *m.qemu_machine, *(("-m", str(memory)) if memory else ()), "-accel", req.accel,
+        *m.qemu_machine, "-m", str(memory), "-accel", req.accel,
         *disks_qemu,
         *link_args(m, req.link),
         *warp_qemu,

@@ -122,12 +122,13 @@ def userland_commands(userlands: tuple[str, ...],
     memory disk (`memory_disks`: where the boot put its image) is mounted
     from it first, the disks numbered in the order of `userlands`."""
     disks = memory_disks or {}
-    commands = []
+    commands, mapped = [], 0
     for name in userlands:
         root = shlex.quote(f"/userlands/{name}")
-        index = sum(1 for earlier in userlands[:userlands.index(name)] if earlier in disks)
-        shell = (_disk_mount(name, disks[name], index) if name in disks else "") + (
-            f"mount -t proc proc {root}/proc && mount -o bind /dev {root}/dev && mount -t tmpfs tmp {root}/tmp")
+        shell = (f"mount -t proc proc {root}/proc && mount -o bind /dev {root}/dev"
+                 f" && mount -t tmpfs tmp {root}/tmp")
+        if name in disks:
+            shell, mapped = _disk_mount(name, disks[name], mapped) + shell, mapped + 1
         commands.append(GuestCommand(MOUNT_STEP, f"userland-{name}", "mount", "busybox", shell, True))
     return commands
 
