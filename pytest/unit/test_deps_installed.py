@@ -41,15 +41,15 @@ def test_missing_asks_dpkg_and_keeps_the_list_order() -> None:
 
 
 class FakeApt:
-    """subprocess.run for `apt-get update`: the exit codes it answers in turn."""
+    """subprocess.run for apt-get: the exit codes it answers in turn, and the
+    command lines it was given."""
 
     def __init__(self, codes: list[int]) -> None:
-        self.codes, self.calls = codes, 0
+        self.codes, self.argvs = codes, []  # type: list[int], list[list[str]]
 
     def __call__(self, argv: list[str], **_: object) -> subprocess.CompletedProcess[str]:
-        assert argv == ["apt-get", "update", "-q"]
-        self.calls += 1
-        return subprocess.CompletedProcess(argv, self.codes.pop(0))
+        self.argvs.append(argv)
+        return subprocess.CompletedProcess(argv, self.codes.pop(0), "", "")
 
 
 @pytest.mark.parametrize("codes, tries, warned", [
@@ -63,9 +63,30 @@ def test_update_tries_again_then_goes_on(monkeypatch: pytest.MonkeyPatch, capsys
     monkeypatch.setattr(deps.subprocess, "run", apt)
     monkeypatch.setattr(deps.time, "sleep", pauses.append)
     deps._update({})
-    assert apt.calls == tries and apt.codes == []
-    assert pauses == list(deps.UPDATE_PAUSES[:tries - 1])
+    assert apt.argvs == [["apt-get", "update", "-q"]] * tries and apt.codes == []
+    assert pauses == list(deps.APT_PAUSES[:tries - 1])
     assert ("warning: 'apt-get update -q' failed (exit 100) 3 times" in capsys.readouterr().err) is warned
+
+
+@pytest.mark.parametrize("codes, error", [
+    ([0, 100, 0], None),  # update, a download cut, then the install again
+    ([0, 100, 100, 100], "'apt-get install -y -q absent-package' failed 3 times"),
+])
+def test_install_tries_again_then_names_what_failed(monkeypatch: pytest.MonkeyPatch, codes: list[int],
+                                                     error: str | None) -> None:
+    apt, installs = FakeApt(codes), len(codes) - 1
+    monkeypatch.setattr(deps.subprocess, "run", apt)
+    monkeypatch.setattr(deps.time, "sleep", lambda _: None)
+    monkeypatch.setattr(deps, "missing", lambda names: ["absent-package"])
+    monkeypatch.setattr(deps, "_added_architectures", lambda: {"i386", "armhf"})
+    monkeypatch.setattr(deps.os, "geteuid", lambda: 0)
+    if error is None:
+        assert deps.ensure(["absent-package"]) == ["absent-package"]
+    else:
+        with pytest.raises(deps.SandboxError, match=error):
+            deps.ensure(["absent-package"])
+    assert apt.argvs[1:] == [["apt-get", "install", "-y", "-q", "absent-package"]] * installs
+    assert apt.codes == []
 
 
 def test_cflags32_adds_the_unpacked_asm_headers() -> None:

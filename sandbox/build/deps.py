@@ -107,27 +107,35 @@ def _run(argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = 
         raise SandboxError(f"'{' '.join(argv)}' failed with exit code {proc.returncode}")
 
 
-UPDATE_PAUSES = (10, 30)
-"""Seconds between the tries of `apt-get update`. A mirror caught mid-sync
-serves an index that disagrees with its Release file ("File has unexpected
-size ... Mirror sync in progress?", seen here for bookworm-security's i386
-and armhf indexes); apt then keeps the indexes it could fetch."""
+APT_PAUSES = (10, 30)
+"""Seconds between the tries of an apt-get that reaches the mirror (update,
+install, download). A mirror caught mid-sync serves an index that disagrees
+with its Release file ("File has unexpected size ... Mirror sync in
+progress?", seen here for bookworm-security's i386 and armhf indexes), and a
+download can be cut; both pass within minutes."""
+
+
+def _tried(argv: list[str], env: dict[str, str] | None = None, cwd: str | None = None,
+           capture: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run argv, again after each of APT_PAUSES while it fails; the last
+    try's result."""
+    for pause in (*APT_PAUSES, None):
+        proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=capture, text=True, check=False)
+        if proc.returncode == 0 or pause is None:
+            return proc
+        say(f"'{' '.join(argv)}' failed (exit {proc.returncode}); trying again in {pause} s")
+        time.sleep(pause)
+    raise AssertionError("unreachable")
 
 
 def _update(env: dict[str, str]) -> None:
-    """apt-get update, tried again after each pause; if it still fails, go on
-    with the indexes apt could fetch: a package they lack makes the install
-    that follows fail with apt's own message."""
-    for pause in (*UPDATE_PAUSES, None):
-        code = subprocess.run(["apt-get", "update", "-q"], env=env, check=False).returncode
-        if code == 0:
-            return
-        if pause is None:
-            say(f"warning: 'apt-get update -q' failed (exit {code}) {len(UPDATE_PAUSES) + 1} times; "
-                f"going on with the package indexes it could fetch")
-            return
-        say(f"'apt-get update -q' failed (exit {code}); trying again in {pause} s")
-        time.sleep(pause)
+    """apt-get update; if it still fails after its tries, go on with the
+    indexes apt could fetch: a package they lack makes the install that
+    follows fail with apt's own message."""
+    proc = _tried(["apt-get", "update", "-q"], env)
+    if proc.returncode != 0:
+        say(f"warning: 'apt-get update -q' failed (exit {proc.returncode}) {len(APT_PAUSES) + 1} times; "
+            f"going on with the package indexes it could fetch")
 
 
 def _added_architectures() -> set[str]:
@@ -153,8 +161,9 @@ def ensure(packages: list[str] | None = None) -> list[str]:
             for arch in archs:
                 _run(["dpkg", "--add-architecture", arch])
             _update(env)
-            if absent:
-                _run(["apt-get", "install", "-y", "-q", *absent], env)
+            if absent and _tried(["apt-get", "install", "-y", "-q", *absent], env).returncode != 0:
+                raise SandboxError(f"'apt-get install -y -q {' '.join(absent)}' failed "
+                                   f"{len(APT_PAUSES) + 1} times (apt's message is above)")
     unpacked = [p.name for p in entries if p.unpack and not _unpacked_dir(p.name).is_dir()]
     for name in unpacked:
         unpacked_package(name)
@@ -174,8 +183,7 @@ def unpacked_package(package: str) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".unpack-") as tmp:
         with step(f"fetching {package} (apt-get download) into {target}"):
-            proc = subprocess.run(["apt-get", "download", "-q", package], cwd=tmp,
-                                  capture_output=True, text=True, check=False)
+            proc = _tried(["apt-get", "download", "-q", package], cwd=tmp, capture=True)
             if proc.returncode != 0:
                 arch = Package(package, unpack=True).arch
                 hint = f"dpkg --add-architecture {arch} && " if arch else ""
