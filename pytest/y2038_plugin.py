@@ -51,6 +51,11 @@ KTAP_KEY = pytest.StashKey[dict[str, "ktap.Document | None"]]()
 TARGETS_KEY = pytest.StashKey[dict[tuple[str, str], Target]]()
 REPORT_KEY = pytest.StashKey[str]()
 REMOTE_KEY = pytest.StashKey[list[str]]()
+FAIL_ON_SKIP = "Y2038_FAIL_ON_SKIP"
+"""Set to 1 (.ci/run does): a skipped test fails the session. CI installs
+every tool the suite needs, so a skip there is a missing install step (the
+-m32 headers once hid 19 tests as skips). The top session takes it out of
+the environment, so its workers and the sessions tests start do not see it."""
 
 
 def is_scenario(nodeid: str) -> bool:
@@ -135,6 +140,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.workeroutput["y2038_host"] = socket.gethostname()
     else:  # where the reports arrive: the session itself, or the xdist controller
         config.pluginmanager.register(ScenarioProgress(config), "y2038-scenario-progress")
+        if os.environ.pop(FAIL_ON_SKIP, "") == "1":
+            config.pluginmanager.register(SkipsFail(), "y2038-skips-fail")
 
 
 class ScenarioProgress:
@@ -159,6 +166,31 @@ class ScenarioProgress:
         if reporter._tw.width_of_current_line:  # after -q's dots, which ensure_newline() leaves
             reporter._tw.line()
         reporter.write_line(text)
+
+
+class SkipsFail:
+    """FAIL_ON_SKIP: counts the skipped tests' reports (a worker's arrive at
+    the controller) and fails a session that has any."""
+
+    def __init__(self) -> None:
+        self.skipped: list[str] = []
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.skipped and not hasattr(report, "wasxfail"):
+            self.skipped.append(report.nodeid)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.skipped:
+            self.skipped.append(report.nodeid)
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self.skipped and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.skipped:
+            terminalreporter.write_line(f"{FAIL_ON_SKIP}=1: {len(self.skipped)} skipped test(s) fail the session "
+                                        f"(a tool missing here?), first {self.skipped[0]}")
 
 
 @pytest.hookimpl(optionalhook=True)
