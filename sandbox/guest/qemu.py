@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import queue
 import shlex
 import signal
@@ -265,6 +266,17 @@ class ConsoleWatcher:
                 stream.close()
 
 
+def _signal_group(proc: subprocess.Popen[bytes], signum: int) -> None:
+    """Signal the process group QEMU leads (process_group=0), while its
+    leader is not yet reaped (so the group id cannot have been reused): a
+    wrapper in front of QEMU that forks it (`time qemu-system-...`) would
+    otherwise leave the real QEMU running."""
+    try:
+        os.killpg(proc.pid, signum)
+    except ProcessLookupError:
+        pass
+
+
 def _die_with_parent() -> None:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -321,12 +333,12 @@ class Guest:
         proc = self._proc
         if proc is None:
             return None
-        if proc.poll() is None:
-            proc.terminate()
+        if proc.poll() is None:  # stopped as a group: a wrapper's QEMU goes too
+            _signal_group(proc, signal.SIGTERM)
             try:
                 proc.wait(grace)
             except subprocess.TimeoutExpired:
-                proc.kill()
+                _signal_group(proc, signal.SIGKILL)
                 proc.wait()
         return proc.returncode
 
