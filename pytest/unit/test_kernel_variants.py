@@ -118,10 +118,11 @@ def test_each_variant_adds_its_fragments_after_common_and_machine(series: Path) 
     assert names("pristine") == ["common.config", "i386.config"]
     series_names = ["common.config", "i386.config", "series.config", "disks.config", "net.config",
                     "devices.config", "kunit.config"]
-    assert names("series") == series_names
-    assert names("strict") == series_names + ["strict.config"]
+    disks = ["memory-disks.config"]  # the machine's own, last, for a variant with disks
+    assert names("series") == series_names + disks
+    assert names("strict") == series_names + ["strict.config"] + disks
     assert names("traced") == ["common.config", "i386.config", "series.config", "trace.config"]
-    assert names("checked") == series_names + ["trace.config"]
+    assert names("checked") == series_names + ["trace.config"] + disks
 
 
 def test_strict_turns_off_what_common_turns_on(series: Path) -> None:

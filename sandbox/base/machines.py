@@ -73,6 +73,10 @@ class Machine:
     # userlands as memory disks (kernel-series/config/memory-disks.config);
     # "" for none
     disks_fragment: str = ""
+    # A 32-bit kernel maps the memory disks into its vmalloc space, whose
+    # default size this is: a boot with memory disks asks for it plus the
+    # disks (`vmalloc=`). 0: a 64-bit kernel, whose vmalloc space is ample.
+    vmalloc_mib: int = 0
     memory_mib: int = 256  # QEMU's -m, unless a boot with userlands asks for more
 
 
@@ -134,7 +138,7 @@ I386 = replace(
     tools_flavour="time64",
     static_libcs=(("-m32", "gcc-12-multilib"),),
     debian_archs=("i386",),
-    disks_fragment="",  # phram would map the images into its 128 MiB of vmalloc space
+    vmalloc_mib=128,  # arch/x86/mm/init_32.c VMALLOC_RESERVE (VMSPLIT_3G, no HIGHMEM)
 )
 
 ARMHF = Machine(

@@ -126,7 +126,10 @@ def memory_disk_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...]
     for image, region in zip(req.memory_disks, regions):
         qemu += ["-device", f"loader,file={_qemu_value(str(image))},addr={region.start_mib * 2**20:#x},force-raw=on"]
         kernel.append(f"memmap={region.size_mib}M${region.start_mib}M")
-    return tuple(qemu), tuple(kernel), sum(r.size_mib for r in regions)
+    added = sum(r.size_mib for r in regions)
+    if regions and req.machine.vmalloc_mib:  # phram maps each disk there (ioremap)
+        kernel.append(f"vmalloc={req.machine.vmalloc_mib + added}M")
+    return tuple(qemu), tuple(kernel), added
 
 
 def memory_mib(req: BootRequest, added_mib: int) -> int:
