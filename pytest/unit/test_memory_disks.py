@@ -38,7 +38,7 @@ def test_the_images_lie_one_after_the_other_in_reserved_ram(tmp_path: Path) -> N
     req = request(tmp_path, 5 * MIB, 3 * MIB + 1)
     qemu, kernel, added = memory_disk_args(req)
     first, second = MEMORY_DISKS_AT_MIB, MEMORY_DISKS_AT_MIB + 6  # 5 MiB rounded up to 6
-    assert memory_regions(req.memory_disks) == (MemoryRegion(first, 6), MemoryRegion(second, 4))
+    assert memory_regions(req.machine, None, req.memory_disks) == (MemoryRegion(first, 6), MemoryRegion(second, 4))
     assert kernel == (f"memmap=6M${first}M", f"memmap=4M${second}M")
     assert qemu == ("-device", f"loader,file={tmp_path}/u0.ext4,addr={first * MIB:#x},force-raw=on",
                     "-device", f"loader,file={tmp_path}/u1.ext4,addr={second * MIB:#x},force-raw=on")
@@ -51,6 +51,19 @@ def test_the_guest_gets_the_disks_on_top_of_its_memory(tmp_path: Path) -> None:
     assert f"memmap=6M${MEMORY_DISKS_AT_MIB}M" in argv[argv.index("-append") + 1]
     plain = qemu_argv(request(tmp_path))
     assert "loader" not in " ".join(plain) and "memmap" not in " ".join(plain)
+
+
+def test_on_arm_the_disks_lie_above_the_kernels_memory(tmp_path: Path) -> None:
+    """-M virt's RAM starts at 1 GiB and QEMU puts the initramfs 128 MiB into
+    it: the disks go above the kernel's memory, which `mem=` keeps it to."""
+    req = replace(request(tmp_path, 5 * MIB, 3 * MIB), machine=MACHINES["armhf"], memory_mib=300)
+    qemu, kernel, added = memory_disk_args(req)
+    assert memory_regions(req.machine, req.memory_mib, req.memory_disks) == (
+        MemoryRegion(1024 + 300, 6), MemoryRegion(1024 + 306, 4))
+    assert kernel == ("mem=300M", f"vmalloc={240 + 10}M") and added == 10
+    assert f"addr={(1024 + 300) * MIB:#x}" in qemu[1] and f"addr={(1024 + 306) * MIB:#x}" in qemu[3]
+    argv = qemu_argv(req)
+    assert argv[argv.index("-m") + 1] == str(300 + 10)  # the disks end where the RAM does
 
 
 @pytest.mark.parametrize(("machine", "vmalloc"), [("i386", [f"vmalloc={128 + 6 + 4}M"]), ("x86_64", [])])
@@ -91,7 +104,8 @@ def test_the_mount_shell_runs_in_the_guest_shell() -> None:
     ("x86_64", "traced", False),  # no block layer
     ("x86_64", "pristine", False),
     ("i386", "series", True), ("i386", "strict", True),
-    ("armhf", "series", False),
+    ("armhf", "series", True), ("armhf", "strict", True),
+    ("armhf", "pristine", False),
 ])
 def test_the_fragments_ask_for_memory_disks_where_the_kernel_can_serve_them(
         machine: str, variant: str, serves: bool) -> None:

@@ -78,7 +78,7 @@ def _disk_boot_seconds(target: Target, artifact: UserlandArtifact) -> float:
                               target.accel.name, Path(tmp), memory_disks=(image,))
         with Guest(request) as guest:
             guest.wait_ready(Deadline(120))
-            (mount,) = userland_commands((name,), {name: memory_regions((image,))[0]})
+            (mount,) = userland_commands((name,), {name: memory_regions(target.machine, None, (image,))[0]})
             start = time.monotonic()
             reply = guest.run(mount.shell, Deadline(60))
             if reply.exit_code != 0:

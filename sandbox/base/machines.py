@@ -77,6 +77,12 @@ class Machine:
     # default size this is: a boot with memory disks asks for it plus the
     # disks (`vmalloc=`). 0: a 64-bit kernel, whose vmalloc space is ample.
     vmalloc_mib: int = 0
+    # Where guest RAM starts in the physical address space, and where the
+    # memory disks go: inside the kernel's memory, kept off with memmap=
+    # (x86), or above it, the kernel given only its own with mem= (arm: no
+    # memmap=) (sandbox/guest/qemu.py memory_regions)
+    ram_base_mib: int = 0
+    disks_above_memory: bool = False
     memory_mib: int = 256  # QEMU's -m, unless a boot with userlands asks for more
 
 
@@ -174,6 +180,12 @@ ARMHF = Machine(
     # HPAGE_FRAG_CHECK_INTERVAL_MSEC); at 0 it sleeps until asked.
     warp_append=("sysctl.vm.compaction_proactiveness=0",),
     boot_append=("pty.legacy_count=0", "retain_initrd"),  # as on the PC
+    disks_fragment="memory-disks.config",
+    # -M virt's RAM starts at 1 GiB. QEMU puts the initramfs and the DTB at
+    # 128 MiB into it, so the memory disks go above the kernel's 256 MiB.
+    ram_base_mib=1024,
+    disks_above_memory=True,
+    vmalloc_mib=240,  # arch/arm/mm/mmu.c: VMALLOC_END - (240 << 20)
 )
 
 MACHINES: dict[str, Machine] = {m.name: m for m in (X86_64, I386, ARMHF)}

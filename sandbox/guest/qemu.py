@@ -87,23 +87,28 @@ def warp_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...], str]:
 
 
 MEMORY_DISKS_AT_MIB = 128
-"""Where the first memory disk starts in guest RAM: above the kernel (a PVH
-vmlinux loads at 16 MiB) and below the top of RAM, where QEMU puts the
-initramfs."""
+"""Where the first memory disk starts in an x86 guest's RAM: above the kernel
+(a PVH vmlinux loads at 16 MiB) and below the top of RAM, where QEMU puts
+the initramfs."""
 MEMORY_DISK_ALIGN_MIB = 2  # each disk's size rounded up to it
 
 
 @dataclass(frozen=True)
 class MemoryRegion:
-    """Where a memory disk lies in guest RAM."""
+    """Where a memory disk lies: a guest physical address and a size."""
 
     start_mib: int
     size_mib: int
 
 
-def memory_regions(images: tuple[Path, ...]) -> tuple[MemoryRegion, ...]:
-    """One region after the other from MEMORY_DISKS_AT_MIB, in order."""
-    regions, start = [], MEMORY_DISKS_AT_MIB
+def memory_regions(machine: Machine, memory_mib: int | None, images: tuple[Path, ...]) -> tuple[MemoryRegion, ...]:
+    """One after the other, from where the machine keeps its memory disks:
+    inside the kernel's memory at MEMORY_DISKS_AT_MIB (x86: `memmap=` keeps
+    the kernel off them), or right above it (`disks_above_memory`: `mem=`
+    gives the kernel only its own). memory_mib: the boot's, before the disks."""
+    above = memory_mib or machine.memory_mib
+    start = machine.ram_base_mib + (above if machine.disks_above_memory else MEMORY_DISKS_AT_MIB)
+    regions = []
     for image in images:
         size = -(-image.stat().st_size // (MEMORY_DISK_ALIGN_MIB * 2**20)) * MEMORY_DISK_ALIGN_MIB
         regions.append(MemoryRegion(start, size))
@@ -114,21 +119,26 @@ def memory_regions(images: tuple[Path, ...]) -> tuple[MemoryRegion, ...]:
 def memory_disk_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...], int]:
     """QEMU arguments, kernel arguments and the MiB of RAM they add, for the
     boot's memory disks. QEMU's generic loader copies each image into guest
-    RAM before the kernel starts, and `memmap=<size>$<start>` keeps the
-    kernel off that RAM; the guest then maps it as a block device with the
+    RAM before the kernel starts, where the kernel is told to keep off
+    (memory_regions); the guest then maps it as a block device with the
     phram driver (sandbox/run/plan.py userland_commands). Reading such a
     disk is a copy by the guest's CPU, never an I/O wait, so it keeps the
     guest busy under time warp as an initramfs does, without unpacking every
     file at boot (docs/time-warp.md)."""
+    machine = req.machine
+    regions = memory_regions(machine, req.memory_mib, req.memory_disks)
+    if not regions:
+        return (), (), 0
     qemu: list[str] = []
-    kernel: list[str] = []
-    regions = memory_regions(req.memory_disks)
     for image, region in zip(req.memory_disks, regions):
         qemu += ["-device", f"loader,file={_qemu_value(str(image))},addr={region.start_mib * 2**20:#x},force-raw=on"]
-        kernel.append(f"memmap={region.size_mib}M${region.start_mib}M")
     added = sum(r.size_mib for r in regions)
-    if regions and req.machine.vmalloc_mib:  # phram maps each disk there (ioremap)
-        kernel.append(f"vmalloc={req.machine.vmalloc_mib + added}M")
+    if machine.disks_above_memory:
+        kernel = [f"mem={memory_mib(req, 0)}M"]
+    else:
+        kernel = [f"memmap={r.size_mib}M${r.start_mib}M" for r in regions]
+    if machine.vmalloc_mib:  # a 32-bit kernel's phram maps each disk there (ioremap)
+        kernel.append(f"vmalloc={machine.vmalloc_mib + added}M")
     return tuple(qemu), tuple(kernel), added
 
 

@@ -77,7 +77,8 @@ class Boot:
 
     def disk_regions(self) -> dict[str, MemoryRegion]:
         """Where each userland's memory disk lies in guest RAM."""
-        return dict(zip((name for name, _ in self.userland_disks), memory_regions(self.memory_disks)))
+        return dict(zip((name for name, _ in self.userland_disks),
+                        memory_regions(self.machine, self.memory_mib, self.memory_disks)))
 
 
 # What went wrong, by exception type: the guest's fate, not the scenario's.
