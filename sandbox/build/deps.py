@@ -119,13 +119,16 @@ def _tried(argv: list[str], env: dict[str, str] | None = None, cwd: str | None =
            capture: bool = False) -> subprocess.CompletedProcess[str]:
     """Run argv, again after each of APT_PAUSES while it fails; the last
     try's result."""
-    for pause in (*APT_PAUSES, None):
-        proc = subprocess.run(argv, env=env, cwd=cwd, capture_output=capture, text=True, check=False)
-        if proc.returncode == 0 or pause is None:
+    def once() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(argv, env=env, cwd=cwd, capture_output=capture, text=True, check=False)
+
+    for pause in APT_PAUSES:
+        proc = once()
+        if proc.returncode == 0:
             return proc
         say(f"'{' '.join(argv)}' failed (exit {proc.returncode}); trying again in {pause} s")
         time.sleep(pause)
-    raise AssertionError("unreachable")
+    return once()
 
 
 def _update(env: dict[str, str]) -> None:
