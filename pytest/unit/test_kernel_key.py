@@ -43,6 +43,15 @@ def test_each_input_changes_the_key(series: Path) -> None:
     assert key() != after_fragment
 
 
+def test_comments_in_a_fragment_do_not_change_the_key_its_requests_do(series: Path) -> None:
+    fragment = series / "config" / "common.config"
+    before = key()
+    fragment.write_text("# reworded\n\n" + fragment.read_text().replace("\n", "\n# a note\n"))
+    assert key() == before
+    fragment.write_text(fragment.read_text() + "# CONFIG_PRINTK is not set\n")
+    assert key() != before
+
+
 def test_comments_in_the_series_file_do_not_change_the_key(series: Path) -> None:
     before = key()
     (series / "series").write_text("# only comments\n\n")

@@ -78,8 +78,17 @@ def _series_for(request: KernelRequest) -> Series:
     return read_series(tree_of(request).series_folder) if variant_of(request).series else Series(())
 
 
+def fragment_digest_text(path: Path) -> str:
+    """What of a fragment a build depends on: its requests in order, each
+    written as kconfig writes it, not its comments or blank lines, so
+    rewording a comment rebuilds nothing (a fragment of requests alone
+    gives its own text, and the key it gave before comments were left out)."""
+    return "".join(f"# {r.option} is not set\n" if r.value == "n" else f"{r.option}={r.value}\n"
+                   for r in kconfig.parse_config(path.read_text()))
+
+
 def cache_key(version: str, request: KernelRequest) -> str:
-    """Source version, series, fragments, machine, variant and recipe.
+    """Source version, series, fragments' requests, machine, variant and recipe.
 
     Not the tree's name: the keys of the 6.1 kernels stay what they were
     before there were trees, and two trees' Debian versions differ."""
@@ -87,7 +96,7 @@ def cache_key(version: str, request: KernelRequest) -> str:
     h.update(f"recipe={RECIPE}\0version={version}\0machine={request.machine.name}\0".encode())
     h.update(f"variant={request.variant}\0series={_series_for(request).digest}\0".encode())
     for path in fragment_paths(request):
-        h.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+        h.update(f"{path.name}\0{fragment_digest_text(path)}\0".encode())
     return h.hexdigest()[:16]
 
 
