@@ -29,7 +29,7 @@ build machine="x86_64":
     exec {{sandbox}} initramfs --machine {{quote(trim_start_match(machine, "machine="))}}
 
 # Build (or reuse) every kernel the scenarios boot (each machine and variant),
-# then the initramfs of every machine, one at a time.
+# then the initramfs of every machine, then every Debian userland, one at a time.
 build-all:
     #!/usr/bin/env bash
     set -euo pipefail
@@ -37,6 +37,7 @@ build-all:
     for m in $(PYTHONPATH={{quote(justfile_directory())}} {{python}} -c 'from sandbox.base.machines import MACHINES; print(*MACHINES)'); do
         {{sandbox}} initramfs --machine "$m"
     done
+    {{sandbox}} userlands
 
 # Unit tests, then every scenario on every machine (builds what is missing first),
 # on every core: pytest-xdist, `-n auto` one and a half workers per core (pytest/y2038_plugin.py;

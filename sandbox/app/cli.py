@@ -35,6 +35,7 @@ from sandbox.report.text import JudgedRun
 from sandbox.run.record import STEP_FAILED
 from sandbox.base.errors import Interrupted, SandboxError, printable
 from sandbox.build.initramfs import build_initramfs
+from sandbox.build.userland import build_userland
 from sandbox.build.kernel import KernelRequest, build_kernel
 from sandbox.base.machines import MACHINES, machine
 from sandbox.base.progress import say
@@ -45,6 +46,7 @@ from sandbox.guest.target import Target, prepare_target, target_with
 from sandbox.run.runner import StartGuest
 from sandbox.scenario.model import Scenario
 from sandbox.scenario.needs import skip_reason
+from sandbox.scenario.userlands import load_userlands
 from sandbox.base.trees import DEFAULT as DEFAULT_TREE, TREES, not_built_for
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
 
@@ -84,6 +86,16 @@ def cmd_kernels(args: argparse.Namespace) -> int:
     for number, (name, variant) in enumerate(needed, 1):
         say(f"kernel {number}/{len(needed)}: {name}/{variant} ({args.tree} tree)")
         print(build_kernel(KernelRequest(machine(name), variant, args.tree)).boot_image)
+    return EXIT_PASSED
+
+
+def cmd_userlands(args: argparse.Namespace) -> int:
+    """Every Debian userland of rootfs/userlands.toml, built or reused, one
+    at a time: what the scenarios and the tests that read a userland's
+    files need before the suite starts."""
+    userlands = load_userlands()
+    for userland in userlands.by_name.values():
+        print(build_userland(userland, userlands).root)
     return EXIT_PASSED
 
 
@@ -412,6 +424,7 @@ def parser() -> argparse.ArgumentParser:
                    help="check from this patch (a name or its number) on; the ones before it "
                         "are applied and built once, not checked")
     with_machine(verb("initramfs", cmd_initramfs, "build (or reuse) the initramfs"))
+    verb("userlands", cmd_userlands, "build (or reuse) every Debian userland the scenarios run")
     r = with_tree(with_machine(verb("run", cmd_run, "run scenario files (default: all)")))
     r.add_argument("scenarios", nargs="*")
     with_own_kernel(r)
