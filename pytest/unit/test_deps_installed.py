@@ -70,7 +70,7 @@ def test_update_tries_again_then_goes_on(monkeypatch: pytest.MonkeyPatch, capsys
 
 @pytest.mark.parametrize("codes, error", [
     ([0, 100, 0], None),  # update, a download cut, then the install again
-    ([0, 100, 100, 100], "'apt-get install -y -q absent-package' failed 3 times"),
+    ([0, 100, 100, 100], "'apt-get install -y -q --no-install-recommends absent-package' failed 3 times"),
 ])
 def test_install_tries_again_then_names_what_failed(monkeypatch: pytest.MonkeyPatch, codes: list[int],
                                                      error: str | None) -> None:
@@ -85,7 +85,7 @@ def test_install_tries_again_then_names_what_failed(monkeypatch: pytest.MonkeyPa
     else:
         with pytest.raises(deps.SandboxError, match=error):
             deps.ensure(["absent-package"])
-    assert apt.argvs[1:] == [["apt-get", "install", "-y", "-q", "absent-package"]] * installs
+    assert apt.argvs[1:] == [["apt-get", "install", "-y", "-q", "--no-install-recommends", "absent-package"]] * installs
     assert apt.codes == []
 
 

@@ -164,13 +164,28 @@ def ensure(packages: list[str] | None = None) -> list[str]:
             for arch in archs:
                 _run(["dpkg", "--add-architecture", arch])
             _update(env)
-            if absent and _tried(["apt-get", "install", "-y", "-q", *absent], env).returncode != 0:
-                raise SandboxError(f"'apt-get install -y -q {' '.join(absent)}' failed "
+            install = ["apt-get", "install", "-y", "-q", "--no-install-recommends", *absent]
+            if absent and _tried(install, env).returncode != 0:
+                raise SandboxError(f"'{' '.join(install)}' failed "
                                    f"{len(APT_PAUSES) + 1} times (apt's message is above)")
+            _leave_services_off(absent)
     unpacked = [p.name for p in entries if p.unpack and not _unpacked_dir(p.name).is_dir()]
     for name in unpacked:
         unpacked_package(name)
     return absent + unpacked
+
+
+UNWANTED_SERVICES = {"openssh-server": ("ssh.service", "ssh.socket")}
+"""Services a package enables on a host with systemd that the sandbox never
+uses: `just across`'s test starts its own sshd on a loopback port. Turned off
+right after the install that brought them, and only then."""
+
+
+def _leave_services_off(installed: list[str]) -> None:
+    units = [u for p in installed for u in UNWANTED_SERVICES.get(p, ())]
+    if units and Path("/run/systemd/system").is_dir():  # systemd is the host's init
+        subprocess.run(["systemctl", "disable", "--now", "--quiet", *units], check=False)
+        say(f"turned off {' '.join(units)}: installed for the tests, never used as a service")
 
 
 def _unpacked_dir(package: str) -> Path:
