@@ -35,7 +35,7 @@ from sandbox.base.meter import line as progress_line
 from sandbox.report import text as report
 from sandbox.scenario import suite
 from sandbox.app.facts import write_session
-from sandbox.app.cli import install_signal_handlers
+from sandbox.app.signals import install_signal_handlers
 from sandbox.app.jobs import run_and_judge
 from sandbox.report import html as html_report
 from sandbox.report.text import JudgedRun

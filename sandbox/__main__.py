@@ -1,15 +1,24 @@
-"""`python3 -m sandbox VERB ...`: the command line (sandbox/app/cli.py).
+"""`python3 -m sandbox VERB ...`: the one entry point of every verb.
 
-`deps` is answered before the command line is imported: the other verbs need
-Debian's python3-* packages (python3-pyelftools, ...), and `deps` is what
-installs them on a fresh machine."""
+The Debian packages come first, for every verb: sandbox/build/deps.py
+installs what is missing (one dpkg-query when all is there) before the
+command line (sandbox/app/cli.py) is imported, because it imports Debian's
+python3-* packages (python3-pyelftools, ...) that a fresh machine lacks.
+Until then only the standard library and sandbox.base are imported."""
 import sys
 
-if sys.argv[1:2] == ["deps"]:
-    from sandbox.build.deps import main as deps_main
+from sandbox.build import deps
 
-    sys.exit(deps_main(sys.argv[2:]))
 
-from sandbox.app.cli import main  # noqa: E402 - after the deps dispatch, on purpose
+def main() -> int:
+    if sys.argv[1:2] == ["deps"]:
+        return deps.main(sys.argv[2:])
+    failed = deps.bootstrap()
+    if failed is not None:
+        return failed
+    from sandbox.app.cli import main as cli_main  # only now: its imports need the packages
+
+    return cli_main()
+
 
 sys.exit(main())

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from replay_guest import DATA, ReplayGuest, captured
 
-from sandbox.app.cli import DEMO_SCENARIOS
+from sandbox.app.verbs import DEMO_SCENARIOS
 from sandbox.app.facts import write_session
 from sandbox.app.jobs import run_and_judge, write_judgement
 from sandbox.base.machines import MACHINES

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from loopback_sshd import loopback_sshd, unavailable
-from sandbox.app.across import Across, Host, absolute_args, command_for, parse_host, parser, pytest_argv, tx_spec
+from sandbox.app.across import Across, Host, absolute_args, command_for, parse_host, pytest_argv, tx_spec
+from sandbox.app.cli import parser
 from sandbox.base.errors import InputError
 from sandbox.base.paths import REPO
 
@@ -36,7 +37,7 @@ def test_the_gateway_spec_and_the_copy() -> None:
 
 
 def test_every_other_argument_goes_to_pytest() -> None:
-    options, rest = parser().parse_known_args(["--host", "lab2", "-k", "rollover", "--host", "2*lab3",
+    options, rest = parser().parse_known_args(["across", "--host", "lab2", "-k", "rollover", "--host", "2*lab3",
                                                "pytest/unit", "--machine", "armhf", "--dir", "/srv/y"])
     argv = command_for(options, rest, REPO)
     assert [argv[i + 1].split("//")[0] for i, arg in enumerate(argv) if arg == "--tx"] == ["ssh=lab2", "2*ssh=lab3"]
@@ -74,7 +75,7 @@ def test_a_few_unit_tests_run_on_a_second_host_over_ssh(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONPATH=f"{REPO}:{REPO / 'pytest'}", Y2038_RESULTS=str(local_results))
     env.pop("Y2038_SESSION_RESULTS", None)  # this session's own folder is not the controller's
     with loopback_sshd(tmp_path / "sshd") as host:
-        proc = subprocess.run([sys.executable, "-m", "sandbox.app.across", "--ssh-config", str(host.ssh_config),
+        proc = subprocess.run([sys.executable, "-m", "sandbox", "across", "--ssh-config", str(host.ssh_config),
                                "--dir", str(remote), "--host", host.alias, *SELECTION],
                               cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
         sshd_log = host.log.read_text(errors="replace")

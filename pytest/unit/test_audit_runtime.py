@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.app.cli import main, parse_moments
+from sandbox.app.cli import main
+from sandbox.app.verbs import parse_moments
 from sandbox.audit import runtime, runtime_lines
 from sandbox.audit.commands import Command, load_commands, parse_override
 from sandbox.audit.inputs import Candidate

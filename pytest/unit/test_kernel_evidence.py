@@ -23,7 +23,8 @@ from pathlib import Path
 import pytest
 from replay_guest import DATA, ReplayGuest, captured
 
-from sandbox.app import cli
+from sandbox.app import cli, signals, verbs
+from sandbox.app.exit_codes import EXIT_FAILED, EXIT_INFRA, exit_code
 from sandbox.app.jobs import write_judgement
 from sandbox.base.errors import Interrupted
 from sandbox.base.machines import MACHINES
@@ -77,7 +78,7 @@ def test_a_warning_fails_a_completed_run_as_a_judged_failure(tmp_path: Path) -> 
     assert kernel.kind == "warning" and not kernel.expected
     assert str(kernel) == (f"warning at console.log line {WARNING_LINE}: [    3.481466] WARNING: CPU: 0 PID: 93 at "
                            "kernel/time/timekeeping.c:1331 do_settimeofday64+0x1c3/0x1e0 (not in expect-kernel)")
-    assert cli.exit_code([judged]) == cli.EXIT_FAILED  # judged: 1, not infrastructure
+    assert exit_code([judged]) == EXIT_FAILED  # judged: 1, not infrastructure
     report = (record.evidence / "report.txt").read_text()
     assert report.startswith("clock/rollover on x86_64 (tcg, time warp): 0 expectation(s) failed, 1 kernel log finding(s)")
     assert f"  kernel log: warning at console.log line {WARNING_LINE}: " in report
@@ -301,14 +302,14 @@ def test_a_failed_step_shows_the_helpers_stdout_and_stderr(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("error, code", [
     (Interrupted(signal.SIGTERM), 143), (Interrupted(signal.SIGHUP), 129), (KeyboardInterrupt(), 130),
-    (RuntimeError("a bug"), cli.EXIT_INFRA), (ZeroDivisionError(), cli.EXIT_INFRA),
+    (RuntimeError("a bug"), EXIT_INFRA), (ZeroDivisionError(), EXIT_INFRA),
 ])
 def test_exit_codes_of_interruptions_and_bugs(monkeypatch: pytest.MonkeyPatch, error: BaseException,
                                              code: int) -> None:
     def validate(args: object) -> int:
         raise error
-    monkeypatch.setattr(cli, "cmd_validate", validate)
-    saved = {s: signal.getsignal(s) for s in cli.STOP_SIGNALS}
+    monkeypatch.setattr(verbs, "cmd_validate", validate)
+    saved = {s: signal.getsignal(s) for s in signals.STOP_SIGNALS}
     try:
         assert cli.main(["validate"]) == code
     finally:
@@ -316,13 +317,13 @@ def test_exit_codes_of_interruptions_and_bugs(monkeypatch: pytest.MonkeyPatch, e
             signal.signal(s, handler)
 
 
-@pytest.mark.parametrize("signum", cli.STOP_SIGNALS)
+@pytest.mark.parametrize("signum", signals.STOP_SIGNALS)
 def test_a_signal_becomes_an_interruption_in_the_main_thread(signum: int) -> None:
-    saved = {s: signal.getsignal(s) for s in cli.STOP_SIGNALS}
+    saved = {s: signal.getsignal(s) for s in signals.STOP_SIGNALS}
     try:
-        for s in cli.STOP_SIGNALS:  # as a shell leaves them; nohup and `cmd &` ignore some
+        for s in signals.STOP_SIGNALS:  # as a shell leaves them; nohup and `cmd &` ignore some
             signal.signal(s, signal.SIG_DFL)
-        cli.install_signal_handlers()
+        signals.install_signal_handlers()
         with pytest.raises(Interrupted) as caught:
             os.kill(os.getpid(), signum)
             threading.Event().wait(5)
@@ -333,16 +334,16 @@ def test_a_signal_becomes_an_interruption_in_the_main_thread(signum: int) -> Non
             signal.signal(s, handler)
 
 
-@pytest.mark.parametrize("signum", cli.STOP_SIGNALS)
+@pytest.mark.parametrize("signum", signals.STOP_SIGNALS)
 def test_a_signal_ignored_by_the_caller_stays_ignored(signum: int) -> None:
     """`nohup just test` (SIGHUP) and a job started with `&` (SIGINT) keep running."""
-    saved = {s: signal.getsignal(s) for s in cli.STOP_SIGNALS}
+    saved = {s: signal.getsignal(s) for s in signals.STOP_SIGNALS}
     try:
-        for s in cli.STOP_SIGNALS:
+        for s in signals.STOP_SIGNALS:
             signal.signal(s, signal.SIG_IGN if s == signum else signal.SIG_DFL)
-        cli.install_signal_handlers()
+        signals.install_signal_handlers()
         assert signal.getsignal(signum) is signal.SIG_IGN
-        assert all(signal.getsignal(s) is not signal.SIG_IGN for s in cli.STOP_SIGNALS if s != signum)
+        assert all(signal.getsignal(s) is not signal.SIG_IGN for s in signals.STOP_SIGNALS if s != signum)
     finally:
         for s, handler in saved.items():
             signal.signal(s, handler)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.app import cli
+from sandbox.app import cli, verbs
 from sandbox.base.errors import SandboxError
 from sandbox.base.machines import MACHINES
 from sandbox.build import kernel_tree
@@ -171,21 +171,22 @@ def test_a_failed_build_is_one_line_naming_the_tree_and_the_log(tmp_path: Path,
     assert config.startswith("CONFIG_X86_64=y\n") and "CONFIG_SERIAL_8250_CONSOLE=y" in config
 
 
-@pytest.mark.parametrize("verb,extra,machine", [("run", ["--machine", "i386"], "i386"),
+@pytest.mark.parametrize("verb,extra,machine", [("run", ["--machine", "i386", "a.toml"], "i386"),
+                                                ("rehearse", ["--machine", "armhf", "x"], "armhf"),
                                                 ("rehearse", ["--kernel-machine", "armhf", "x"], "armhf"),
                                                 ("rehearse", ["x"], None)])
 def test_both_verbs_take_kernel_tree(verb: str, extra: list[str], machine: str | None,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[tuple[Path, str | None]] = []
-    monkeypatch.setattr(cli, "build_tree", lambda tree, m: built.append((tree, m and m.name)) or "own")
+    monkeypatch.setattr(verbs, "build_tree", lambda tree, m: built.append((tree, m and m.name)) or "own")
     args = cli.parser().parse_args([verb, "--kernel-tree", "/src/linux", *extra])
-    assert cli.own_kernel_of(args) == "own" and built == [(Path("/src/linux"), machine)]
+    assert verbs.own_kernel_of(args) == "own" and built == [(Path("/src/linux"), machine)]
 
 
 def test_kernel_tree_or_an_image_not_both() -> None:
-    args = cli.parser().parse_args(["run", "--kernel-tree", "/src/linux", "--kernel", "bzImage"])
+    args = cli.parser().parse_args(["run", "--kernel-tree", "/src/linux", "--kernel", "bzImage", "a.toml"])
     with pytest.raises(SandboxError, match="--kernel-tree PATH replaces --kernel IMAGE"):
-        cli.own_kernel_of(args)
+        verbs.own_kernel_of(args)
 
 
 def test_the_kernel_is_named_with_its_tree(tmp_path: Path) -> None:

@@ -140,7 +140,7 @@ def test_a_real_signal_while_waiting_stops_the_guest_and_the_queued_run_never_bo
             threading.Event().wait(0.01)
         signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGUSR1)
 
-    def on_signal(signum: int, frame: object) -> None:  # as sandbox/app/cli.py's handlers do
+    def on_signal(signum: int, frame: object) -> None:  # as sandbox/app/signals.py's handlers do
         raise Interrupted(signal.SIGTERM)
 
     previous = signal.signal(signal.SIGUSR1, on_signal)

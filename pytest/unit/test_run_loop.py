@@ -10,7 +10,7 @@ from pathlib import Path
 
 from replay_guest import ReplayGuest, captured, frame
 
-from sandbox.app.cli import EXIT_FAILED, EXIT_INFRA, EXIT_PASSED, EXIT_STEP, exit_code
+from sandbox.app.exit_codes import EXIT_FAILED, EXIT_INFRA, EXIT_PASSED, EXIT_STEP, exit_code
 from sandbox.app.jobs import write_judgement
 from sandbox.base.machines import MACHINES
 from sandbox.base.paths import REPO

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.app import cli
+from sandbox.app.exit_codes import EXIT_ERROR
 from sandbox.base.machines import MACHINES
 from sandbox.base.errors import SandboxError
 from sandbox.build.series_check import PatchCheck, checkpatch_verdict, report, span, split_at
@@ -56,7 +57,7 @@ def test_report_names_the_tree(tmp_path: Path) -> None:
 
 def test_a_machine_the_tree_is_not_built_for_is_refused_before_anything_runs(
         capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["check-series", "--tree", "6.12", "--machine", "i386"]) == cli.EXIT_ERROR
+    assert cli.main(["check-series", "--tree", "6.12", "--machine", "i386"]) == EXIT_ERROR
     err = capsys.readouterr().err.strip()
     assert err == "error: check-series --machine i386: the 6.12 tree is not built for i386 (only x86_64, armhf)"
 
@@ -85,7 +86,7 @@ def test_from_a_patch_not_in_the_series_is_refused(start: str) -> None:
 
 
 def test_from_an_unknown_patch_is_refused_before_anything_is_built(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["check-series", "--from", "0999"]) == cli.EXIT_ERROR
+    assert cli.main(["check-series", "--from", "0999"]) == EXIT_ERROR
     assert capsys.readouterr().err.strip().startswith("error: check-series --from 0999: no such patch")
 
 

@@ -101,28 +101,7 @@ def command_for(options: argparse.Namespace, rest: list[str], cwd: Path) -> list
     return pytest_argv(plan, [arg for arg in rest if arg != "--"], cwd)
 
 
-def parser() -> argparse.ArgumentParser:
-    cli = argparse.ArgumentParser(prog="just across", allow_abbrev=False,
-                                  description=__doc__.split("\n\n")[0],
-                                  epilog="every other argument goes to pytest")
-    cli.add_argument("--host", action="append", required=True, metavar="[N*]HOST",
-                     help="an ssh host or alias, N* for N workers there (repeatable)")
-    cli.add_argument("--dir", default=DEFAULT_DIR, help=f"folder on each host (default ~/{DEFAULT_DIR})")
-    cli.add_argument("--ssh-config", type=Path, help="an ssh_config file (ssh -F)")
-    return cli
-
-
-def main(argv: list[str] | None = None) -> int:
-    options, rest = parser().parse_known_args(sys.argv[1:] if argv is None else argv)
-    try:
-        command = command_for(options, rest, Path.cwd())
-    except InputError as err:
-        print(err, file=sys.stderr)
-        return 2
+def exec_pytest(command: list[str]) -> None:
+    """Replace this process with pytest, the repository and the plugin on its path."""
     env = dict(os.environ, PYTHONPATH=f"{REPO}:{REPO / 'pytest'}")
     os.execve(command[0], command, env)
-    return 0  # not reached
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -6,7 +6,7 @@ a signal stops every guest at once and each run still records itself.
 
 `work(item, start)` runs in a worker thread and boots through `start`
 (scope.starter(Guest)): a guest started that way is stopped when the main
-thread is interrupted (the signal handlers of sandbox/app/cli.py raise
+thread is interrupted (the signal handlers of sandbox/app/signals.py raise
 Interrupted there), and its next or pending wait raises Interrupted in the
 worker, so sandbox/run/runner.py records the run as `interrupted`, as it
 does when one run is interrupted in the main thread. `on_done(item, result)`

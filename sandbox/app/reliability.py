@@ -22,7 +22,6 @@ The signal trials boot x86_64 (about 5 s each); `--no-boot` skips them.
 """
 from __future__ import annotations
 
-import argparse
 import concurrent.futures
 import json
 import os
@@ -476,24 +475,17 @@ def report(files: list[FileOutcome], trials: list[SignalTrial], effects: list[Fi
     return "\n".join(out) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="sandbox reliability", description=__doc__.splitlines()[0])
-    parser.add_argument("--no-boot", action="store_true", help="skip the signal trials (they boot x86_64)")
-    args = parser.parse_args(argv)
+def measure(boot: bool = True) -> str:
+    """The three measurements' tables (`sandbox reliability`; --no-boot: boot=False)."""
     with tempfile.TemporaryDirectory(prefix="y2038-reliability-") as tmp:
         folder = Path(tmp)
         say("malformed files ...")
         files = try_malformed(folder / "files")
         trials = []
-        if not args.no_boot:
+        if boot:
             for target in TARGETS:
                 for signum in SIGNALS:
                     say(f"signal {signal.Signals(signum).name} to {target} ...")
                     trials.append(signal_trial(target, signum, folder / f"{target}-{signum}".replace(" ", "-")))
         effects = finding_effects()
-    print(report(files, trials, effects), end="")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    return report(files, trials, effects)

@@ -1,7 +1,7 @@
 """Two results folders of the same scenarios compared, run by run: what a
 scenario observed on one kernel tree and not on the other (issue 10, item 8).
 
-    python3 -m sandbox.app.tree_diff RESULTS_6_1 RESULTS_6_12
+    python3 -m sandbox tree-diff RESULTS_6_1 RESULTS_6_12
 
 For each <scenario>/<machine> folder present in both: the verdicts (every
 expectation's passed, by step, phase, flavour, call and field) and the
@@ -137,14 +137,6 @@ def report(pairs: list[RunPair], alone: list[str]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: python3 -m sandbox.app.tree_diff RESULTS_A RESULTS_B", file=sys.stderr)
-        return 2
-    pairs, alone = compare_folders(Path(argv[0]), Path(argv[1]))
-    print(report(pairs, alone))
-    return 0 if all(not p.verdicts and not p.differences for p in pairs) else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+if __name__ == "__main__":  # as `python3 -m sandbox tree-diff RESULTS_A RESULTS_B`
+    from sandbox.app.cli import main
+    sys.exit(main(["tree-diff", *sys.argv[1:]]))

@@ -233,6 +233,19 @@ def cflags32(machine: Machine) -> str:
     return f"{machine.cflags32} -isystem {shlex.quote(str(unpacked_package(package) / folder))}"
 
 
+def bootstrap(say_when_present: bool = False) -> int | None:
+    """Install what is missing: what every verb does first (sandbox/__main__.py),
+    quietly when nothing is. None to go on, or 2 after a one-line error."""
+    try:
+        installed = ensure()
+    except SandboxError as err:
+        print(f"error: {printable(str(err))}", file=sys.stderr)
+        return 2
+    if installed or say_when_present:
+        say(f"installed: {' '.join(installed)}" if installed else "all Debian packages present")
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     """`sandbox deps`: install what is missing. It imports only the standard
     library and sandbox.base, as it runs before the python3-* packages it
@@ -240,10 +253,4 @@ def main(argv: list[str] | None = None) -> int:
     if argv:
         print(f"error: sandbox deps takes no arguments, got {printable(' '.join(argv))}", file=sys.stderr)
         return 2
-    try:
-        installed = ensure()
-    except SandboxError as err:
-        print(f"error: {printable(str(err))}", file=sys.stderr)
-        return 2
-    say(f"installed: {' '.join(installed)}" if installed else "all Debian packages present")
-    return 0
+    return bootstrap(say_when_present=True) or 0

@@ -1,0 +1,116 @@
+"""Scenario files run as one session: planned (each kernel built before the
+first boot), booted side by side, each matrix printed in the files' order, the
+observations and the page written, the exit code the worst of the runs."""
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from sandbox.app.exit_codes import exit_code
+from sandbox.app.facts import write_session
+from sandbox.app.jobs import run_and_judge
+from sandbox.app.parallel import StopScope, run_side_by_side
+from sandbox.base import paths
+from sandbox.base.errors import SandboxError
+from sandbox.base.machines import machine
+from sandbox.base.progress import say
+from sandbox.base.trees import DEFAULT as DEFAULT_TREE
+from sandbox.build.own_kernel import OwnKernel
+from sandbox.guest.qemu import Guest
+from sandbox.guest.target import Target, prepare_target, target_with
+from sandbox.report import html as html_report
+from sandbox.report import programs
+from sandbox.report import text as report
+from sandbox.report.text import JudgedRun
+from sandbox.run.runner import StartGuest
+from sandbox.scenario import suite
+from sandbox.scenario.model import Scenario
+from sandbox.scenario.needs import skip_reason
+
+
+def run_files(files: list[Path], machine_name: str, label: str, warp: bool | None = None,
+              own: OwnKernel | None = None, jobs: int = 1, tree: str = DEFAULT_TREE) -> int:
+    """Validate every file first, then boot once per scenario, `jobs` guests
+    side by side (sandbox/app/parallel.py); print each matrix in the files' order.
+    warp: time warp for every scenario (--warp on|off), or each file's own choice.
+    own: the user's kernel, booted for every scenario it can serve; the others
+    are skipped with their reason before anything boots (sandbox/scenario/needs.py).
+    tree: the kernel source tree of the session (--tree); a scenario pinned
+    to another one (`tree = ...`) is skipped with its reason before any boot."""
+    scenarios = suite.load_all(files)  # bad input stops before any boot
+    if warp is not None:
+        scenarios = [replace(s, warp=warp) for s in scenarios]
+    targets: dict[str, Target] = {}
+    if own is not None:
+        scenarios = own_kernel_scenarios(scenarios, own, machine_name)
+        mine = [s for s in scenarios if machine_name in s.machines]
+        own_target = target_with(machine(machine_name), own.artifact(), None) if mine else None
+        targets = {s.kernel: own_target for s in mine if own_target is not None}
+    planned: list[tuple[Scenario, Target]] = []
+    for scenario in scenarios:
+        if machine_name not in scenario.machines:
+            say(f"{scenario.name}: not for {machine_name}, skipped")
+            continue
+        reason = None if own is not None else scenario.skip_on(tree, machine_name)
+        if reason:
+            say(f"{scenario.name}: skipped: {reason}")
+            continue
+        if scenario.kernel not in targets:  # every kernel built before the first boot
+            targets[scenario.kernel] = prepare_target(machine(machine_name), scenario.kernel, tree)
+        planned.append((scenario, targets[scenario.kernel]))
+    results = paths.new_results_dir(label)
+    write_session(results)
+    runs: list[JudgedRun] = []
+
+    def work(item: tuple[Scenario, Target], start: StartGuest) -> JudgedRun:
+        scenario, target = item
+        say(f"running {scenario.name} on {machine_name} ({target.accel.name})")
+        return run_and_judge(target, scenario, results / scenario.slug / machine_name, start)
+
+    def show(item: tuple[Scenario, Target], judged: JudgedRun) -> None:
+        scenario, target = item
+        runs.append(judged)
+        kernel = (f"own {own.image}{f' from {own.tree}' if own.tree else ''}" if own
+                  else f"{scenario.kernel}, tree {tree}")
+        print(f"\n{scenario.title}\n  [{scenario.name}, {machine_name}, kernel {kernel}, "
+              f"accel {target.accel.name}{', time warp' if scenario.warp else ''}, "
+              f"boot {judged.record.boot_seconds:.1f}s]")
+        print(programs.side_by_side(scenario, judged.record.observations)
+              or report.phase_tables(judged.record, scenario, judged.result))
+        print("PASSED" if judged.passed else report.failure_report(judged.record, judged.result))
+        html_report.keep_charts(judged.record.evidence)  # while the other guests run
+
+    run_side_by_side(work, planned, jobs, StopScope(), Guest, show)
+    observations = results / "observations.jsonl"
+    with observations.open("w") as out:
+        for judged in runs:
+            for o in judged.record.observations:
+                out.write(json.dumps(o.to_record()) + "\n")
+    print("\n" + report.summary(runs))
+    print(f"\nobservations (JSON lines): {observations}\nevidence: {results}")
+    write_page(results)
+    return exit_code(runs)
+
+
+def own_kernel_scenarios(scenarios: list[Scenario], own: OwnKernel, machine_name: str) -> list[Scenario]:
+    """The scenarios the user's kernel can serve; each other one named with its reason."""
+    if own.machine != machine_name:
+        raise SandboxError(f"--kernel-config {own.config} is a {own.machine} kernel; give --machine {own.machine}")
+    options, kept = own.options(), []
+    say(own.describe().replace("\n  ", ": "))
+    for scenario in scenarios:
+        reason = skip_reason(scenario, options, own.series) if machine_name in scenario.machines else None
+        if reason:
+            say(f"{scenario.name}: skipped on the own kernel: {reason}")
+        else:
+            kept.append(scenario)
+    return kept
+
+
+def write_page(results: Path) -> None:
+    """results/<run>/report.html; a page that cannot be built never changes the exit code."""
+    try:
+        say(html_report.describe(html_report.write_report(results)))
+    except Exception as err:  # noqa: BLE001 - the runs are judged; the page is a view of them
+        say(f"report.html not written: {type(err).__name__}: {err} (retry: just report {results})")

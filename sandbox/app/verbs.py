@@ -1,0 +1,303 @@
+"""What each verb of the command line does (sandbox/app/cli.py parses the
+arguments and calls one of these with them): build, run, record, rehearse,
+report. Each returns the exit code (sandbox/app/exit_codes.py); bad input
+raises SandboxError, which the command line prints as one line."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from sandbox.app import evidence_docs
+from sandbox.app.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_PASSED, exit_code
+from sandbox.app.facts import write_session
+from sandbox.app.jobs import run_and_judge
+from sandbox.app.runs import run_files, write_page
+from sandbox.audit import lines as audit_lines
+from sandbox.audit.runtime_verdict import BROKE
+from sandbox.audit.static import audit_static
+from sandbox.base import paths
+from sandbox.base.errors import SandboxError
+from sandbox.base.machines import MACHINES, machine
+from sandbox.base.progress import say
+from sandbox.base.trees import DEFAULT as DEFAULT_TREE, not_built_for
+from sandbox.build import deps, series_check
+from sandbox.build.initramfs import build_initramfs
+from sandbox.build.kernel import KernelRequest, build_kernel
+from sandbox.build.kernel_tree import build_tree
+from sandbox.build.own_kernel import OwnKernel, own_kernel
+from sandbox.build.userland import build_userland
+from sandbox.guest.target import prepare_target
+from sandbox.report import html as html_report
+from sandbox.report import recording
+from sandbox.report import text as report
+from sandbox.report.evidence import newest_results
+from sandbox.scenario import suite
+from sandbox.scenario.mutants import MUTANTS_FILE, load_mutants
+from sandbox.scenario.userlands import load_userlands
+
+DEFAULT_MACHINE = "x86_64"
+"""The machine of every verb that takes --machine, when none is given."""
+DEMO_SCENARIOS = (  # one per subject: the whole matrix, before and after the rollover
+    "clock/rollover.toml",
+    "timers/armed-before-due-after.toml",
+    "mqueue/timeout-past-rollover.toml",
+    "futex/wait-across-rollover.toml",
+    "timeouts/relative-across-rollover.toml",
+    "ipc/after-rollover.toml",
+    "filetimes/filesystems.toml[ext4-128]",
+)
+"""Files under scenarios/; "file.toml[variant]" picks one row of a family."""
+DEMO_PROGRAMS = {  # the demo opens with real programs, old next to new, on each machine
+    "armhf": "programs/armhf-debian12-vs-debian13.toml",
+    "i386": "programs/i386-debian12-vs-debian13.toml",
+    "x86_64": "programs/x86_64-i386-vs-amd64.toml",
+}
+
+def cmd_deps(args: argparse.Namespace) -> int:
+    """Listed with the other verbs; `python3 -m sandbox deps` never gets here
+    (sandbox/__main__.py answers it before this module's imports)."""
+    return deps.main()
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    """The kernel (series variant, default tree) and the initramfs of one machine."""
+    cmd_kernel(args)
+    return cmd_initramfs(args)
+
+
+def cmd_kernel(args: argparse.Namespace) -> int:
+    print(build_kernel(KernelRequest(machine(args.machine), args.variant, args.tree)).boot_image)
+    return EXIT_PASSED
+
+
+def cmd_kernels(args: argparse.Namespace) -> int:
+    """Every kernel the scenario files boot in a session of --tree, built or
+    reused, one at a time."""
+    needed = suite.kernels_needed(suite.load_all(suite.scenario_files()), args.tree)
+    for number, (name, variant) in enumerate(needed, 1):
+        say(f"kernel {number}/{len(needed)}: {name}/{variant} ({args.tree} tree)")
+        print(build_kernel(KernelRequest(machine(name), variant, args.tree)).boot_image)
+    return EXIT_PASSED
+
+
+def cmd_userlands(args: argparse.Namespace) -> int:
+    """Every Debian userland of rootfs/userlands.toml, built or reused, one
+    at a time: what the scenarios and the tests that read a userland's
+    files need before the suite starts."""
+    userlands = load_userlands()
+    for userland in userlands.by_name.values():
+        print(build_userland(userland, userlands).root)
+    return EXIT_PASSED
+
+
+def cmd_check_series(args: argparse.Namespace) -> int:
+    """Each patch of kernel-series/: checkpatch --strict, git am, incremental build."""
+    failed = False
+    for name in args.machines or ["x86_64"]:
+        target = machine(name)
+        why_not = not_built_for(args.tree, name)
+        if why_not:
+            raise SandboxError(f"check-series --machine {name}: {why_not}")
+        results = series_check.check_series(target, tree_name=args.tree, start=args.start)
+        print(series_check.report(target, results, args.tree))
+        failed = failed or not results or not all(r.ok for r in results)
+    return EXIT_FAILED if failed else EXIT_PASSED
+
+
+def cmd_initramfs(args: argparse.Namespace) -> int:
+    print(build_initramfs(args.machine).path)
+    return EXIT_PASSED
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Rebuild results/<run>/report.html from the evidence, without booting."""
+    folder = Path(args.folder) if args.folder else newest_results(paths.results_root())
+    print(html_report.describe(html_report.write_report(folder)))
+    return EXIT_PASSED
+
+
+def _warp(args: argparse.Namespace) -> bool | None:
+    """--warp on|off, or None: each scenario's own choice."""
+    return None if args.warp is None else args.warp == "on"
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    files = [Path(f) for f in args.scenarios]  # at least one: `sandbox run` alone is a usage error
+    return run_files(files, args.machine, "run", _warp(args), own_kernel_of(args), args.jobs, args.tree)
+
+
+def own_kernel_of(args: argparse.Namespace) -> OwnKernel | None:
+    """--kernel IMAGE --kernel-config CONFIG, or --kernel-tree PATH built for
+    the machine (--machine; rehearse: None, the machine of the tree's .config), checked
+    (sandbox/build/own_kernel.py, sandbox/build/kernel_tree.py), or None."""
+    if args.kernel_tree and (args.kernel or args.kernel_config):
+        raise SandboxError("--kernel-tree PATH replaces --kernel IMAGE --kernel-config CONFIG: give one or the other")
+    if args.kernel_tree:
+        wanted = args.machine  # rehearse: None unless given, the tree's .config decides
+        return build_tree(Path(args.kernel_tree), machine(wanted) if wanted else None)
+    if bool(args.kernel) != bool(args.kernel_config):
+        raise SandboxError("--kernel IMAGE and --kernel-config CONFIG go together")
+    return own_kernel(Path(args.kernel), Path(args.kernel_config)) if args.kernel else None
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    if args.where:  # `just demo armhf` as `just demo --machine armhf`; `just demo --live i386`
+        where = args.where.removeprefix("machine=")
+        if where not in MACHINES:
+            raise SandboxError(f"no machine '{where}' (machines: {', '.join(sorted(MACHINES))})")
+        if args.machine not in (None, where):
+            raise SandboxError(f"demo: two machines, --machine {args.machine} and {where}: give one")
+        args.machine = where
+    args.machine = args.machine or DEFAULT_MACHINE
+    if args.live:  # the clock crossing the rollover, each round shown as it comes
+        from sandbox.app.live import run_live
+        judged, results = run_live(machine(args.machine))
+        print("\n" + report.summary([judged]))
+        if not judged.passed:
+            print(report.failure_report(judged.record, judged.result))
+        write_page(results)
+        return exit_code([judged])
+    first = [paths.SCENARIOS / DEMO_PROGRAMS[args.machine]] if args.machine in DEMO_PROGRAMS else []
+    return run_files(first + [paths.SCENARIOS / s for s in DEMO_SCENARIOS], args.machine, "demo", _warp(args),
+                     jobs=args.jobs)
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    """Run one scenario and write what it observed into its probe steps that
+    have no expectations yet (sandbox/report/recording.py)."""
+    path = Path(args.scenario)
+    scenarios = suite.load_all([path])
+    if len(scenarios) != 1 or scenarios[0].variant:
+        raise SandboxError(f"{path}: record takes a file of one scenario, not a family "
+                           "(record one row as a plain file first)")
+    (scenario,) = scenarios
+    if args.machine not in scenario.machines:
+        raise SandboxError(f"{path}: does not run on {args.machine} (machines: {', '.join(scenario.machines)})")
+    target = prepare_target(machine(args.machine), scenario.kernel, scenario.tree_on(DEFAULT_TREE))
+    results = paths.new_results_dir("record")
+    judged = run_and_judge(target, scenario, results / scenario.slug / args.machine)
+    if not judged.record.completed:
+        print(report.failure_report(judged.record, judged.result))
+        return exit_code([judged])
+    where = (f"{time.strftime('%Y-%m-%d')} on {args.machine}, kernel {scenario.kernel} "
+             f"{judged.record.release}")
+    text = recording.record(path.read_text(), scenario, judged.record.observations, where)
+    path.write_text(text)
+    print(report.phase_tables(judged.record, scenario, judged.result))
+    say(f"recorded into {path}: review every TODO and name the deciding function; evidence: {results}")
+    return EXIT_PASSED
+
+
+def cmd_programs_doc(args: argparse.Namespace) -> int:
+    """docs/real-programs.md from the results folders of runs of scenarios/programs/."""
+    say(f"wrote {evidence_docs.programs_doc([Path(f) for f in args.results])}")
+    return EXIT_PASSED
+
+
+def cmd_faketime_doc(args: argparse.Namespace) -> int:
+    """The faketime table of docs/clock-sources.md from runs of scenarios/faketime/."""
+    say(f"wrote the faketime table of {evidence_docs.faketime_doc([Path(f) for f in args.results])}")
+    return EXIT_PASSED
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    from sandbox.app.bench import bench  # only bench needs its imports
+    bench(machine(args.machine), cold=not args.no_cold, static_audit_only=args.static_audit,
+          runtime_audit_only=args.runtime_audit, speed_only=args.speed, suite=args.suite, cold_ci=args.cold_ci)
+    return EXIT_PASSED
+
+
+def cmd_rehearse(args: argparse.Namespace) -> int:
+    """Which of these binaries will break in 2038: the static audit (--static,
+    no boot), or with it the runtime audit (boots each machine once)."""
+    broke = 0  # the static audit only says who binds 32-bit time, not who breaks
+    if args.static:
+        result = audit_static(args.inputs)
+        rejected, text = result.rejected, audit_lines.report(result)
+    else:
+        from sandbox.audit import runtime_lines  # only the runtime audit boots
+        from sandbox.audit.runtime import RuntimeOptions, audit_runtime
+        options = RuntimeOptions(moments=parse_moments(args.at), timeout=args.timeout,
+                                 overrides=tuple(args.commands), own=own_kernel_of(args))
+        result = audit_runtime(args.inputs, options)
+        rejected, text = result.static.rejected + result.rejected, runtime_lines.report(result)
+        broke = result.counts().get(BROKE, 0)
+    for bad in rejected:
+        print(f"error: {bad.line()}", file=sys.stderr)
+    print(text)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"inputs": args.inputs, **result.to_json()}, indent=1) + "\n")
+        say(f"wrote {args.json}")
+    return EXIT_ERROR if rejected else EXIT_FAILED if broke else EXIT_PASSED
+
+
+def parse_moments(texts: list[str]) -> tuple:
+    """--at LABEL=TIME ... -> the runtime audit's moments (default: before, after, y2106)."""
+    from sandbox.audit.runtime_plan import DEFAULT_MOMENTS, Moment
+    from sandbox.base.timefmt import format_time, parse_time
+    moments = []
+    for text in texts:
+        label, sep, when = text.partition("=")
+        try:
+            moments.append(Moment(label, format_time(parse_time(when))))
+        except ValueError as err:
+            raise SandboxError(f"--at {text!r}: give LABEL=TIME, TIME as 2038-01-19T03:14:30Z ({err})") from None
+        if not sep or not label.isidentifier():
+            raise SandboxError(f"--at {text!r}: give LABEL=TIME, LABEL a word")
+    return tuple(moments) or DEFAULT_MOMENTS
+
+
+def cmd_mutants(args: argparse.Namespace) -> int:
+    """Build each regression mutant, run its scenarios, print who caught it."""
+    from sandbox.app import mutants as runner  # only this verb needs it
+    chosen = load_mutants()
+    unknown = sorted(set(args.only) - {m.name for m in chosen})
+    if unknown:
+        raise SandboxError(f"no mutant {', '.join(unknown)} in {MUTANTS_FILE} "
+                           f"(known: {', '.join(m.name for m in chosen)})")
+    # every scenario loaded, valid and meant for its mutant's kernel variant, before any build
+    plans = {m: runner.scenarios_of(m) for m in chosen if not args.only or m.name in args.only}
+    results = paths.new_results_dir("mutants")
+    write_session(results)
+    if args.control:
+        runner.check_controls(plans, results)
+    outcomes = []
+    for number, (mutant, scenarios) in enumerate(plans.items(), 1):
+        say(f"mutant {number}/{len(plans)}: {mutant.name} ({mutant.machine})")
+        outcomes.append(runner.run_mutant(mutant, scenarios, results))
+    text = runner.table(outcomes)
+    (results / "mutants.txt").write_text(text + "\n")
+    print("\n" + text + f"\n\nevidence: {results}")
+    return EXIT_PASSED if all(o.verdict == runner.KILLED for o in outcomes) else EXIT_FAILED
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    files = [Path(f) for f in args.scenarios] or suite.scenario_files()
+    scenarios = suite.load_all(files)
+    say(f"{len(files)} scenario file(s) valid ({len(scenarios)} scenarios)")
+    return EXIT_PASSED
+
+
+def cmd_tree_diff(args: argparse.Namespace) -> int:
+    """Two results folders compared run by run: 0 the same, 1 different."""
+    from sandbox.app import tree_diff
+    pairs, alone = tree_diff.compare_folders(Path(args.results_a), Path(args.results_b))
+    print(tree_diff.report(pairs, alone))
+    return EXIT_PASSED if all(not p.verdicts and not p.differences for p in pairs) else EXIT_FAILED
+
+
+def cmd_reliability(args: argparse.Namespace) -> int:
+    """Figures of hostile or careless use (sandbox/app/reliability.py)."""
+    from sandbox.app import reliability
+    print(reliability.measure(boot=not args.no_boot), end="")
+    return EXIT_PASSED
+
+
+def cmd_across(args: argparse.Namespace) -> int:
+    """The suite on other hosts: pytest replaces this process (sandbox/app/across.py)."""
+    from sandbox.app import across
+    across.exec_pytest(across.command_for(args, args.rest, Path.cwd()))
+    return EXIT_ERROR  # not reached: exec_pytest replaces the process
