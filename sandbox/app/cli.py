@@ -70,6 +70,8 @@ def parser() -> argparse.ArgumentParser:
     with_machine(verb("initramfs", verbs.cmd_initramfs, "build (or reuse) the initramfs"))
     with_machine(verb("build", verbs.cmd_build, "build (or reuse) the kernel and the initramfs of a machine")
                  ).set_defaults(variant=DEFAULT_VARIANT, tree=DEFAULT_TREE)
+    verb("build-all", verbs.cmd_build_all, "build (or reuse) every kernel the scenarios boot, every initramfs, "
+         "every Debian userland")
     verb("userlands", verbs.cmd_userlands, "build (or reuse) every Debian userland the scenarios run")
     r = with_tree(with_machine(verb("run", verbs.cmd_run, "run scenario files and print their matrices")))
     r.add_argument("scenarios", nargs="+", metavar="FILE", help="a scenario file, or file.toml[variant]")

@@ -93,6 +93,15 @@ def cmd_userlands(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
+def cmd_build_all(args: argparse.Namespace) -> int:
+    """What the suite boots, built or reused before it starts: every kernel
+    of the default tree, every machine's initramfs, every Debian userland."""
+    cmd_kernels(argparse.Namespace(tree=DEFAULT_TREE))
+    for name in MACHINES:
+        cmd_initramfs(argparse.Namespace(machine=name))
+    return cmd_userlands(args)
+
+
 def cmd_check_series(args: argparse.Namespace) -> int:
     """Each patch of kernel-series/: checkpatch --strict, git am, incremental build."""
     failed = False
