@@ -100,6 +100,10 @@ def parser() -> argparse.ArgumentParser:
                    help="leave out the warm suite (minutes)")
     b.add_argument("--cold-ci", action="store_true",
                    help="also run .ci/run in a fresh clone with an empty cache (about an hour)")
+    b.add_argument("--fresh-machine", action="store_true",
+                   help="only the fresh-machine check: the README's set-up lines up to `just demo` in a pristine "
+                        "Debian 12 root (mmdebstrap, chroot; root; 20-60 min, cold), each phase timed")
+    b.add_argument("--keep-root", action="store_true", help="with --fresh-machine: keep the root in /var/tmp")
     b.add_argument("--runtime-audit", action="store_true",
                    help="only the runtime audit's figures: time per program and agreement with known answers "
                         "on the machine (one boot)")

@@ -213,6 +213,9 @@ def cmd_faketime_doc(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.fresh_machine:  # the README's set-up in a pristine Debian 12 root
+        from sandbox.app.fresh_machine import fresh_machine
+        return fresh_machine(keep_root=args.keep_root)
     from sandbox.app.bench import bench  # only bench needs its imports
     bench(machine(args.machine), cold=not args.no_cold, static_audit_only=args.static_audit,
           runtime_audit_only=args.runtime_audit, speed_only=args.speed, suite=args.suite, cold_ci=args.cold_ci)
