@@ -47,7 +47,7 @@ def test_kernel_and_kernel_args_are_read() -> None:
 
 
 @pytest.mark.parametrize("head, key, message", [
-    ('kernel = "mainline"\n', "kernel", "unknown kernel variant 'mainline' (known: series, pristine, strict, traced, checked)"),
+    ('kernel = "mainline"\n', "kernel", "unknown kernel variant 'mainline' (known: series, pristine, strict, traced, system, checked)"),
     ("kernel = 1\n", "kernel", "expected a string"),
     ('kernel-args = "quiet"\n', "kernel-args", "expected a list of strings"),
     ('kernel-args = ["a b"]\n', "kernel-args[0]", "not one kernel parameter"),

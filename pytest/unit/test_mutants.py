@@ -71,7 +71,7 @@ scenarios = ["ipc/after-2106.toml"]
     (('patch = "{patch}"', 'patch = "../series"'), "mutant[0].patch", "no patch file"),
     (('scenarios = ["ipc/after-2106.toml"]', 'scenarios = []'), "mutant[0].scenarios", "non-empty list"),
     (('machine = "x86_64"', 'machine = "x86_64"\nkernel = "lts"'), "mutant[0].kernel",
-     "unknown kernel variant 'lts' (known: series, pristine, strict, traced, checked)"),
+     "unknown kernel variant 'lts' (known: series, pristine, strict, traced, system, checked)"),
     (('machine = "x86_64"', 'machine = "x86_64"\nkernel = "pristine"'), "mutant[0].kernel",
      "so its kernel must apply the series"),
     (('machine = "x86_64"', 'machine = "x86_64"\nkernel = 1'), "mutant[0].kernel", "expected a string"),

@@ -75,7 +75,7 @@ BAD = [
     ("no server for the step", HEAD + SYNC,
      "step[0].ntp-sync: no [time-server]: the guest has a network only with one"),
     ("a kernel without a network", HEAD + 'kernel = "pristine"\n' + SERVER + SYNC,
-     "kernel: kernel 'pristine' is built without a network; a [time-server] needs kernel = 'series' or 'strict' or 'checked'"),
+     "kernel: kernel 'pristine' is built without a network; a [time-server] needs kernel = 'series' or 'strict' or 'system' or 'checked'"),
     ("warp with a server", HEAD + "warp = true\n" + SERVER + SYNC,
      "warp: two guests under time warp each jump their clock ahead while idle, each at its own moments, so NTP "
      "would measure the jumps; a scenario with a [time-server] runs without warp"),

@@ -19,6 +19,19 @@
  *  5. Every child reaped until the agent's exit, which it reports; then the
  *     machine reboots, which QEMU's -no-reboot turns into QEMU's exit.
  *
+ * A whole system (sandbox/system/, docs/system-rehearsal.md):
+ * y2038.system=<mode> with y2038.sysdisk=<name>,<start>,<size> (phram's
+ * parameter: the system's ext4 image, a memory disk) mounts that image
+ * read-only at /system/image, a tmpfs at /system/rw and the overlay of the
+ * two at /system/root: the image is never written. The agent starts as in
+ * 4. Mode "configure" stops there (the agent runs dpkg in /system/root).
+ * Mode "boot" then moves the overlay onto / and, as PID 1, execs the
+ * system's own /sbin/init: the agent, forked before, keeps the initramfs
+ * as its root and reaches the system through /proc/1/root, outside the
+ * system's service manager (systemd kills leftover processes only at
+ * shutdown). Whatever fails on the way is said on the console as
+ * "Y2038-SYSTEM: <cause>", and the agent runs on in the initramfs.
+ *
  * One static exec where busybox's sh ran the same steps as a script with
  * five execs of its own: /init to "up" in about 0.04 s instead of 0.13 s
  * of every boot under TCG (docs/time-warp.md).
@@ -44,6 +57,8 @@ struct options {
 	char tty[64];
 	char seed[4 * SEED_BYTES];  /* room for a seed too long, which seed_parse refuses */
 	int warp;
+	char system[16];    /* "", "configure" or "boot" */
+	char sysdisk[128];  /* phram's name,start,size of the system image */
 };
 
 /* Starts argv[0] with these arguments: its pid, or -1 (said on stderr). */
@@ -114,7 +129,9 @@ static void read_options(struct options *o)
 	}
 	for (word = strtok_r(cmdline, " \n", &rest); word; word = strtok_r(NULL, " \n", &rest)) {
 		if (take(word, "y2038.agent", o->tty, sizeof(o->tty)) ||
-		    take(word, "y2038.seed", o->seed, sizeof(o->seed)))
+		    take(word, "y2038.seed", o->seed, sizeof(o->seed)) ||
+		    take(word, "y2038.system", o->system, sizeof(o->system)) ||
+		    take(word, "y2038.sysdisk", o->sysdisk, sizeof(o->sysdisk)))
 			continue;
 		if (strcmp(word, "y2038.warp=1") == 0)
 			o->warp = 1;
@@ -130,6 +147,61 @@ static void credit_seed(const char *hex)
 		err = seed_credit(seed);
 	if (err)
 		fprintf(stderr, "init: y2038.seed: %s\n", strerror(err));
+}
+
+static int say_system(const char *what, const char *path)
+{
+	printf("Y2038-SYSTEM: %s %s: %s\n", what, path, strerror(errno));
+	fflush(stdout);
+	return -1;
+}
+
+/* The system image (a memory disk mapped by phram) read-only, a tmpfs, and
+ * their overlay at /system/root; 0, or -1 after saying why. */
+static int mount_system(const char *sysdisk)
+{
+	static const char *const folders[] = { "/system", "/system/image", "/system/rw", "/system/root" };
+	int fd = open("/sys/module/phram/parameters/phram", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0 || write(fd, sysdisk, strlen(sysdisk)) < 0)
+		return say_system("cannot map", sysdisk);
+	close(fd);
+	for (size_t i = 0; i < sizeof(folders) / sizeof(folders[0]); i++)
+		if (mkdir(folders[i], 0755) != 0 && errno != EEXIST)
+			return say_system("cannot make", folders[i]);
+	if (mount("/dev/mtdblock0", "/system/image", "ext4", MS_RDONLY, NULL) != 0)
+		return say_system("cannot mount the image (not an ext4 file system?)", "/dev/mtdblock0");
+	if (mount("tmpfs", "/system/rw", "tmpfs", 0, "mode=0755") != 0)
+		return say_system("cannot mount", "/system/rw");
+	if (mkdir("/system/rw/upper", 0755) != 0 || mkdir("/system/rw/work", 0755) != 0)
+		return say_system("cannot make", "/system/rw/upper");
+	if (mount("overlay", "/system/root", "overlay", 0,
+		  "lowerdir=/system/image,upperdir=/system/rw/upper,workdir=/system/rw/work") != 0)
+		return say_system("cannot mount the overlay on", "/system/root");
+	printf("Y2038-SYSTEM: mounted\n");
+	fflush(stdout);
+	return 0;
+}
+
+/* As PID 1: the overlay becomes / and the system's /sbin/init replaces us;
+ * returns only when that failed, after saying why. */
+static void exec_system_init(void)
+{
+	static char *const init_argv[] = { "/sbin/init", NULL };
+
+	if (access("/system/root/sbin/init", X_OK) != 0) {
+		say_system("no init in the image:", "/sbin/init");
+		return;
+	}
+	if (chdir("/system/root") != 0 || mount(".", "/", NULL, MS_MOVE, NULL) != 0 ||
+	    chroot(".") != 0 || chdir("/") != 0) {
+		say_system("cannot switch the root to", "/system/root");
+		return;
+	}
+	printf("Y2038-SYSTEM: exec /sbin/init\n");
+	fflush(stdout);
+	execv(init_argv[0], init_argv);
+	say_system("cannot exec", init_argv[0]);
 }
 
 /* Reaps every child (the agent's orphans come to PID 1) until the agent
@@ -175,11 +247,15 @@ int main(int argc, char **argv)
 	read_options(&o);
 	if (o.seed[0])
 		credit_seed(o.seed);
+	int system_ready = o.system[0] && mount_system(o.sysdisk) == 0;
+
 	printf("Y2038-INIT: up\n");
 	fflush(stdout);
 	char *agent_argv[] = { "/tools/agent", o.tty, o.warp ? "spin" : NULL, NULL };
 
 	agent = spawn(agent_argv);
+	if (agent > 0 && system_ready && strcmp(o.system, "boot") == 0)
+		exec_system_init();  /* returns only when it failed: the agent runs on */
 	if (agent > 0)
 		status = wait_for(agent);
 	printf("Y2038-INIT: agent on /dev/%s exited with status %d\n", o.tty, status);

@@ -17,7 +17,9 @@ build time in a cold CI.
 The traced variant is the series with event tracing (trace.config) and
 without the disks, the network, the devices and KUnit, for the time32
 trace events: what its one scenario needs, so that its build (one more in a
-cold CI) and its boots are short. The checked variant has every fragment
+cold CI) and its boots are short. The system variant is the series with system.config: what a
+whole Debian system with systemd as PID 1 needs (sandbox/system/,
+docs/system-rehearsal.md), seeded from the series build. The checked variant has every fragment
 and tracing: `just check-series` builds it at every patch, so that every
 line of the series compiles; no scenario boots it. Tracing is kept out of
 the series variant because it costs every boot: at late_initcall_sync the kernel rewrites
@@ -58,6 +60,7 @@ NET_FRAGMENT = "net.config"
 DEVICES_FRAGMENT = "devices.config"
 SERIES_FRAGMENTS = ("series.config", DISKS_FRAGMENT, NET_FRAGMENT, DEVICES_FRAGMENT, "kunit.config")
 TRACE_FRAGMENT = "trace.config"
+SYSTEM_FRAGMENT = "system.config"
 
 VARIANTS: Mapping[str, Variant] = MappingProxyType({
     v.name: v
@@ -71,6 +74,9 @@ VARIANTS: Mapping[str, Variant] = MappingProxyType({
                 seed="series"),
         Variant("traced", True, ("series.config", TRACE_FRAGMENT),
                 "the series with event tracing and nothing else: the time32 trace events in tracefs"),
+        Variant("system", True, (*SERIES_FRAGMENTS, SYSTEM_FRAGMENT),
+                "the series with what systemd needs (cgroups, namespaces, overlayfs...): whole systems",
+                seed="series"),
         Variant("checked", True, (*SERIES_FRAGMENTS, TRACE_FRAGMENT),
                 "every fragment of the series and tracing: what `just check-series` compiles at each patch"),
     )

@@ -406,3 +406,8 @@ def _resolve(root: Path, guest_path: str, depth: int = 0) -> Path | None:
         else:
             return None
     return current
+
+
+# What sandbox/system/image.py reuses: a system's packages come from the same private apt states.
+prepare_state = _prepare_state
+resolved = _resolved

@@ -1,0 +1,154 @@
+"""One system rehearsal boot, driven through its phases in guest time:
+
+    boot (RTC at the start) -> settled (`systemctl is-system-running --wait`,
+    or a quiet minute under another init) -> baseline -> the night, run under
+    time warp (not a step) with a look at each mark (sandbox/system/phases.py
+    marks) -> the final looks and the journal files.
+
+Everything seen is written to the evidence folder as it comes; nothing is
+judged here (sandbox/system/facts.py, verdict.py). Whatever ends the boot
+(a panic, an init that never settles, a hang), QEMU is stopped and what was
+seen is kept: Outcome says how it ended, in one line.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandbox.base.timefmt import format_time
+from sandbox.guest import protocol
+from sandbox.guest.deadline import Deadline
+from sandbox.guest.qemu import Guest, GuestDied, GuestHung
+from sandbox.system import phases
+from sandbox.system.machine import SystemBoot
+
+READY_SECONDS = 120.0
+SETTLE_SECONDS = 600.0
+NIGHT_SECONDS = 1800.0
+LOOK_SECONDS = 300.0
+
+
+@dataclass
+class Seen:
+    """What the boot saw, as text, and its wall figures."""
+
+    init: str = ""
+    settled: str = ""  # is-system-running's answer, or "quiet"
+    start_clock: int = 0  # guest seconds at the baseline
+    end_clock: int = 0
+    units_before: str = ""
+    units_after: str = ""
+    timeline: list[dict[str, object]] = field(default_factory=list)  # {"at": seconds, "states": text, "processes": text}
+    looks: dict[str, str] = field(default_factory=dict)
+    kernel_log: str = ""
+    journal_files: dict[str, bytes] = field(default_factory=dict)
+    wall: dict[str, float] = field(default_factory=dict)  # "settled" (from QEMU's start), "night", "collect"
+    outcome: str = "completed"  # completed, or the one line that says why not
+    failure: str = ""
+
+
+def _clock(guest: Guest, deadline: Deadline) -> int:
+    reply = guest.run(phases.CLOCK, deadline.within(LOOK_SECONDS))
+    return int(json.loads(reply.text.strip().splitlines()[-1])["realtime_before"])
+
+
+def _say(reply: protocol.Reply) -> str:
+    err = reply.stderr.decode("utf-8", "replace")
+    return reply.text + (f"\n[stderr]\n{err}" if err.strip() else "") + (
+        f"\n[exit {reply.exit_code}]" if reply.exit_code else "")
+
+
+def _look(guest: Guest, seen: Seen, at: int, deadline: Deadline) -> None:
+    states = guest.run(phases.STATES, deadline.within(LOOK_SECONDS))
+    procs = guest.run(phases.PROCESSES, deadline.within(LOOK_SECONDS))
+    seen.timeline.append({"at": at, "time": format_time(at), "states": _say(states), "processes": procs.text})
+
+
+def drive(boot: SystemBoot, end: int, evidence: Path) -> Seen:
+    seen = Seen()
+    deadline = Deadline(READY_SECONDS + SETTLE_SECONDS + NIGHT_SECONDS + 4 * LOOK_SECONDS)
+    started = time.monotonic()
+    try:
+        with Guest(boot.request()) as guest:
+            guest.wait_ready(deadline.within(READY_SECONDS))
+            seen.init = guest.run(phases.INIT_KIND, deadline.within(LOOK_SECONDS)).text.strip()
+            if seen.init == "init" and "exec /sbin/init" not in _console(evidence):
+                seen.outcome = "no-init"
+                seen.failure = _system_line(evidence) or "our /init could not start the system's init"
+                return seen
+            if seen.init == "systemd":
+                settle = guest.run(phases.SETTLE_SYSTEMD, deadline.within(SETTLE_SECONDS))
+                seen.settled = settle.text.strip() or f"exit {settle.exit_code}"
+            else:
+                guest.run(f"/tools/clockstep wait {phases.SETTLE_QUIET_SECONDS}", deadline.within(SETTLE_SECONDS))
+                seen.settled = "quiet"
+            seen.wall["settled"] = time.monotonic() - started
+            seen.start_clock = _clock(guest, deadline)
+            seen.units_before = _say(guest.run(phases.UNITS, deadline.within(LOOK_SECONDS)))
+            _look(guest, seen, seen.start_clock, deadline)
+            night = time.monotonic()
+            now = seen.start_clock
+            for mark in phases.marks(seen.start_clock, end):
+                if mark > now:
+                    reply = guest.run(f"/tools/clockstep wait {mark - now}", deadline.within(NIGHT_SECONDS))
+                    now = int(json.loads(reply.text.strip().splitlines()[-1])["realtime_after"])
+                _look(guest, seen, now, deadline)
+            seen.wall["night"] = time.monotonic() - night
+            collect = time.monotonic()
+            seen.end_clock = now
+            seen.units_after = _say(guest.run(phases.UNITS, deadline.within(LOOK_SECONDS)))
+            for look in phases.FINAL_LOOKS:
+                seen.looks[look.name] = _say(guest.run(look.command, deadline.within(LOOK_SECONDS)))
+            seen.kernel_log = guest.run(phases.KERNEL_LOG, deadline.within(LOOK_SECONDS)).text
+            files = guest.run(phases.LIST_JOURNALS, deadline.within(LOOK_SECONDS)).text.split()
+            for path in files:
+                seen.journal_files[path] = guest.run(f"cat {path}", deadline.within(LOOK_SECONDS)).stdout
+            seen.wall["collect"] = time.monotonic() - collect
+    except GuestDied as err:
+        seen.outcome, seen.failure = "died", _system_line(evidence) or str(err)
+    except GuestHung as err:
+        seen.outcome = "hang"
+        seen.failure = ("the system never settled: " if "settled" not in seen.wall else "") + str(err)
+    except (protocol.ProtocolError, ValueError, KeyError, IndexError) as err:
+        seen.outcome, seen.failure = "agent-error", f"{type(err).__name__}: {err}"
+    return seen
+
+
+def _console(evidence: Path) -> str:
+    try:
+        return (evidence / "console.log").read_text("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _system_line(evidence: Path) -> str:
+    """Our /init's "Y2038-SYSTEM: <cause>" line, or the kernel's panic line."""
+    lines = _console(evidence).splitlines()
+    for line in lines:
+        if "Y2038-SYSTEM:" in line and "mounted" not in line and "exec /sbin/init" not in line:
+            return line.split("Y2038-SYSTEM:", 1)[1].strip()
+    for line in lines:
+        if "Kernel panic" in line:
+            return line.split("]", 1)[-1].strip()
+    return ""
+
+
+def write_evidence(seen: Seen, evidence: Path) -> None:
+    evidence.mkdir(parents=True, exist_ok=True)
+    (evidence / "units-before.txt").write_text(seen.units_before)
+    (evidence / "units-after.txt").write_text(seen.units_after)
+    (evidence / "timeline.json").write_text(json.dumps(seen.timeline, indent=1) + "\n")
+    (evidence / "kernel.log").write_text(seen.kernel_log)
+    for name, text in seen.looks.items():
+        (evidence / name).write_text(text)
+    journal = evidence / "journal"
+    for path, data in seen.journal_files.items():
+        journal.mkdir(exist_ok=True)
+        (journal / Path(path).name).write_bytes(data)
+    (evidence / "boot.json").write_text(json.dumps({
+        "outcome": seen.outcome, "failure": seen.failure, "init": seen.init, "settled": seen.settled,
+        "start": format_time(seen.start_clock) if seen.start_clock else "",
+        "end": format_time(seen.end_clock) if seen.end_clock else "",
+        "wall_seconds": {k: round(v, 2) for k, v in seen.wall.items()}}, indent=1) + "\n")

@@ -1,0 +1,142 @@
+"""From what a system rehearsal saw to each unit's facts (pure: texts in,
+UnitFacts out; sandbox/system/verdict.py judges them)."""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from sandbox.audit.runtime_facts import time32_truncations
+from sandbox.base.timefmt import format_time
+from sandbox.system import observe
+from sandbox.system.verdict import UnitFacts, error_kind
+
+TABLE_KINDS = (".service", ".timer", ".socket", ".scope")  # what the table shows; mounts, devices... do not run code
+WRAPPED_BEFORE = 946684800  # 2000-01-01: a stamp before it is a wrapped or reset clock, not the baseline's past
+PERIODIC_JOBS = (("cron", "cron.service"), ("timer", "y2038-tick.timer"))  # (tick writer, the unit that runs it)
+MISSED_ALLOWED = 2  # minutes without a tick a busy boot may lose
+SYSLOG_WHO = re.compile(r"^\S+(?: +\S+){2} \S+ (?P<ident>[^\[: ]+)\[(?P<pid>\d+)\]: (?P<message>.*)$")
+
+
+@dataclass(frozen=True)
+class Observed:
+    """Everything the boot wrote down, as text (sandbox/system/boot.py)."""
+
+    start: int  # guest seconds at the baseline
+    end: int
+    units_before: str
+    units_after: str
+    timeline: Sequence[Mapping[str, object]] = ()
+    journal: Sequence[observe.JournalEntry] = ()
+    syslog: str = ""
+    kernel_log: str = ""
+    ticks: str = ""
+    extra_errors: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # unit -> lines found elsewhere
+
+
+def _state(block: Mapping[str, str] | None) -> str:
+    return f"{block.get('ActiveState', '?')}/{block.get('SubState', '?')}" if block else ""
+
+
+def pid_units(timeline: Sequence[Mapping[str, object]]) -> dict[int, str]:
+    """Each process seen at any look, with the unit its cgroup names."""
+    found = {}
+    for look in timeline:
+        for process in observe.processes(str(look.get("processes", ""))):
+            if process.unit:
+                found[process.pid] = process.unit
+    return found
+
+
+def time32_by_unit(timeline: Sequence[Mapping[str, object]]) -> dict[str, int]:
+    """The time32 calls of each unit's processes, each process counted at its
+    last look (a process's count only grows)."""
+    last: dict[int, observe.Process] = {}
+    for look in timeline:
+        for process in observe.processes(str(look.get("processes", ""))):
+            last[process.pid] = process
+    totals: dict[str, int] = {}
+    for process in last.values():
+        if process.unit:
+            totals[process.unit] = totals.get(process.unit, 0) + process.time32_syscalls
+    return totals
+
+
+def in_span(usec: int, start: int) -> bool:
+    seconds = usec // 1_000_000
+    return seconds >= start or seconds < WRAPPED_BEFORE
+
+
+def errors_by_unit(observed: Observed, pids: Mapping[int, str]) -> dict[str, list[str]]:
+    """Journal lines (by their unit) and syslog lines (by their process's
+    unit) from the baseline on that say something went wrong."""
+    found: dict[str, list[str]] = {}
+    for entry in observed.journal:
+        kind = error_kind(entry.message)
+        unit = entry.unit or pids.get(entry.pid, "")
+        if kind and unit and in_span(entry.usec, observed.start):
+            found.setdefault(unit, []).append(f"{kind}: {entry.line()}")
+    for line in observed.syslog.splitlines():
+        match = SYSLOG_WHO.match(line)
+        kind = error_kind(line)
+        if match and kind and int(match["pid"]) in pids:
+            text = f"{kind}: {match['ident']}[{match['pid']}]: {match['message']}"
+            unit = pids[int(match["pid"])]
+            if text not in found.get(unit, []):
+                found.setdefault(unit, []).append(text)
+    for unit, lines in observed.extra_errors.items():
+        found.setdefault(unit, []).extend(lines)
+    return found
+
+
+def missed_runs(times: Sequence[int], start: int, end: int) -> str:
+    """A once-a-minute job's minutes without a run, from its first run after
+    the baseline to the end; "" when at most MISSED_ALLOWED are missing."""
+    runs = sorted(t for t in times if t >= start)
+    if not runs:
+        return f"no run between {format_time(start)} and {format_time(end)}"
+    minutes = {t // 60 for t in runs}
+    expected = range(runs[0] // 60, (end - 60) // 60)
+    missing = [m for m in expected if m not in minutes]
+    if len(missing) <= MISSED_ALLOWED:
+        return ""
+    return (f"missed {len(missing)} of {len(expected)} minutes, first {format_time(missing[0] * 60)},"
+            f" last run {format_time(runs[-1])}")
+
+
+def unit_facts(observed: Observed) -> list[UnitFacts]:
+    before = observe.unit_blocks(observed.units_before)
+    after = observe.unit_blocks(observed.units_after)
+    pids = pid_units(observed.timeline)
+    errors = errors_by_unit(observed, pids)
+    time32 = time32_by_unit(observed.timeline)
+    truncations: dict[str, list[str]] = {}
+    for cut in time32_truncations(observed.kernel_log):
+        unit = pids.get(cut.tgid, "")
+        if unit:
+            truncations.setdefault(unit, []).append(cut.describe())
+    ticks = observe.ticks(observed.ticks)
+    missed = {unit: missed_runs(ticks.get(who, []), observed.start, observed.end) for who, unit in PERIODIC_JOBS}
+    seen_states: dict[str, set[str]] = {}
+    for look in observed.timeline:
+        for unit, state in observe.unit_states(str(look.get("states", ""))).items():
+            seen_states.setdefault(unit, set()).add(state)
+    names = sorted(u for u in set(before) | set(after) if u.endswith(TABLE_KINDS)
+                   and (before.get(u) or after.get(u, {})).get("LoadState") != "not-found")
+    facts = []
+    for unit in names:
+        b, a = before.get(unit), after.get(unit)
+        states = {_state(b), _state(a), *seen_states.get(unit, set())}
+        active = any(s.startswith(("active", "activating", "deactivating", "reloading", "failed")) for s in states)
+        triggered = bool(a and a.get("LastTriggerUSec", "n/a") not in ("", "n/a", "0")
+                         and a.get("LastTriggerUSec") != (b or {}).get("LastTriggerUSec"))
+        facts.append(UnitFacts(
+            unit, _state(b), _state(a), (a or {}).get("Result", ""),
+            max(_int((a or {}).get("NRestarts")) - _int((b or {}).get("NRestarts")), 0),
+            tuple(errors.get(unit, ())), time32.get(unit, 0), tuple(truncations.get(unit, ())),
+            missed.get(unit, "") if unit in missed else "", active or triggered or bool(errors.get(unit))))
+    return facts
+
+
+def _int(text: str | None) -> int:
+    return int(text) if text and text.isdigit() else 0

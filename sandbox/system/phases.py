@@ -1,0 +1,81 @@
+"""The commands of a system rehearsal, as data (pure): what the agent runs, from
+the initramfs, to reach the system through PID 1's root, and the marks of
+guest time at which the night is looked at.
+
+The agent's own tools are 64-bit time_t (/tools/clockstep: the guest's
+clock, and waits on CLOCK_MONOTONIC); the system's programs (systemctl,
+journalctl, who...) are whatever the system ships, and what they say after
+the rollover is part of what is observed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sandbox.base.timefmt import format_time, parse_time
+
+__all__ = ["format_time"]
+ROLLOVER = parse_time("2038-01-19T03:14:08Z")
+DEFAULT_START = "2038-01-18T22:00:00Z"
+DEFAULT_END = "2038-01-19T06:00:00Z"
+SYS = "chroot /proc/1/root"
+ENV = "env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C TZ=UTC0 SYSTEMD_COLORS=0 SYSTEMD_PAGER="
+PROPERTIES = ("Id", "LoadState", "ActiveState", "SubState", "Result", "NRestarts", "ExecMainStatus",
+              "ExecMainCode", "ControlGroup", "MainPID", "LastTriggerUSec", "NextElapseUSecRealtime",
+              "StateChangeTimestamp")
+TLS_PORTS = (("tls-2040", 4433), ("tls-2051", 4434))
+JOURNAL_FOLDERS = ("/proc/1/root/var/log/journal", "/proc/1/root/run/log/journal")
+
+
+def in_system(command: str) -> str:
+    """A command run chrooted into the system (PID 1's root), its environment cleared."""
+    return f"{SYS} {ENV} {command}"
+
+
+INIT_KIND = "basename \"$(readlink /proc/1/exe)\""
+SETTLE_SYSTEMD = in_system("systemctl is-system-running --wait")
+SETTLE_QUIET_SECONDS = 60  # another init: a quiet minute of guest time stands for "settled"
+_SHOW = ",".join(PROPERTIES)
+UNITS = in_system("sh -c 'systemctl list-units --all --plain --no-legend --no-pager | cut -d\" \" -f1"
+                  f" | xargs systemctl show --no-pager -p {_SHOW}'")
+STATES = in_system("systemctl list-units --all --plain --no-legend --no-pager")
+CLOCK = "/tools/clockstep wait 0"
+PROCESSES = ("for d in /proc/[0-9]*; do p=${d#/proc/}; c=$(cat $d/comm 2>/dev/null) || continue;"
+             " g=$(head -n1 $d/cgroup 2>/dev/null); s=$(grep '^Time32_syscalls' $d/status | cut -f2);"
+             " t=$(grep '^Time32_truncations' $d/status | cut -f2);"
+             " printf '%s\\t%s\\t%s\\t%s\\t%s\\n' \"$p\" \"$c\" \"${g#0::}\" \"$s\" \"$t\"; done")
+KERNEL_LOG = "dmesg"
+JOURNAL_FILES = " ".join(f"{d}/*/*.journal" for d in JOURNAL_FOLDERS)
+LIST_JOURNALS = f"for f in {JOURNAL_FILES}; do [ -e \"$f\" ] && echo \"$f\"; done; true"
+
+
+@dataclass(frozen=True)
+class Look:
+    """One thing looked at after the night: its evidence file and its command."""
+
+    name: str
+    command: str
+
+
+FINAL_LOOKS: tuple[Look, ...] = (
+    Look("syslog.txt", "cat /proc/1/root/var/log/syslog"),
+    Look("ticks.txt", "cat /proc/1/root/var/log/y2038-tick"),
+    Look("who.txt", in_system("who -b")),
+    Look("last.txt", in_system("last -x -F")),
+    Look("hwclock.txt", in_system("hwclock --show --utc")),
+    Look("chrony.txt", in_system("chronyc -n tracking")),
+    Look("date.txt", in_system("date -u +%Y-%m-%dT%H:%M:%SZ")),
+    *(Look(f"{name}.txt", in_system(f"sh -c 'echo | openssl s_client -connect 127.0.0.1:{port}"
+                                    f" -CAfile /etc/y2038/{name}.crt 2>&1'"))
+      for name, port in TLS_PORTS),
+)
+
+
+def marks(start: int, end: int) -> tuple[int, ...]:
+    """When the night is looked at: every whole hour after start, a minute
+    after the rollover, and the end (seconds, ascending, each after start)."""
+    hour = 3600
+    found = {t for t in range(start - start % hour + hour, end, hour)}
+    if start < ROLLOVER + 60 < end:
+        found.add(ROLLOVER + 60)
+    found.add(end)
+    return tuple(sorted(t for t in found if start < t <= end))

@@ -1,0 +1,109 @@
+"""A whole-system rehearsal, end to end:
+
+    rehearse_system(SystemRequest) -> SystemResult
+
+the image (ours, built or cached; or the user's, checked), the machine's
+"system" kernel, one boot driven through its phases (sandbox/system/boot.py),
+then the facts of each unit and its verdict, written to the evidence
+folder with the table and the JSON. The image's checksum is taken before
+and after: the system ran on an overlay, so it must not change.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sandbox.base.errors import SandboxError
+from sandbox.base.timefmt import parse_time
+from sandbox.guest.target import prepare_target
+from sandbox.system import boot as system_boot
+from sandbox.system import inputs, lines
+from sandbox.system.catalogue import load_systems
+from sandbox.system.facts import Observed, unit_facts
+from sandbox.system.image import KERNEL_VARIANT, build_system_image
+from sandbox.system.journal import read_journal
+from sandbox.system.machine import SystemBoot, machine_for_arch
+from sandbox.system.phases import DEFAULT_END, DEFAULT_START
+from sandbox.system.verdict import UnitFacts, UnitVerdict, judge
+
+
+@dataclass(frozen=True)
+class SystemRequest:
+    image: str  # a system of rootfs/systems.toml, or a path to the user's root filesystem
+    evidence: Path
+    start: str = DEFAULT_START
+    end: str = DEFAULT_END
+
+
+@dataclass
+class SystemResult:
+    name: str
+    outcome: str
+    failure: str
+    facts: list[UnitFacts] = field(default_factory=list)
+    verdicts: list[UnitVerdict] = field(default_factory=list)
+    wall: dict[str, float] = field(default_factory=dict)
+    checksum_before: str = ""
+    checksum_after: str = ""
+
+    def table(self) -> list[str]:
+        head = [lines.summary(self.name, self.verdicts)]
+        if self.outcome != "completed":
+            head.append(f"{self.name}: {self.outcome}: {self.failure}")
+        return head + lines.table(self.facts, self.verdicts)
+
+
+def _image(request: SystemRequest) -> tuple[str, Path, str, Path]:
+    """(name, ext4 image, Debian architecture, what to checksum)."""
+    systems = load_systems()
+    spec = systems.by_name.get(request.image)
+    if spec is not None:
+        built = build_system_image(spec, systems)
+        return spec.name, built.image, spec.arch, built.image
+    source = Path(request.image)
+    root = inputs.unpack(source, request.evidence / "unpacked")
+    tree = inputs.check_root(source, root)
+    return source.name, inputs.image_of(tree, request.evidence / "system.ext4"), tree.arch, source
+
+
+def rehearse_system(request: SystemRequest) -> SystemResult:
+    start, end = parse_time(request.start), parse_time(request.end)
+    if end <= start:
+        raise SandboxError(f"--end {request.end} is not after --start {request.start}")
+    request.evidence.mkdir(parents=True, exist_ok=True)
+    name, image, arch, watched = _image(request)
+    machine = machine_for_arch(arch, name)
+    before = inputs.checksum(watched)
+    target = prepare_target(machine, KERNEL_VARIANT)
+    boot = SystemBoot(machine, target.kernel.boot_image, target.initramfs.path, image, "boot",
+                      request.start.rstrip("Z"), request.evidence, warp=True,
+                      extra_args=("sysctl.kernel.time32_syscalls=log",))
+    seen = system_boot.drive(boot, end, request.evidence)
+    system_boot.write_evidence(seen, request.evidence)
+    journal_json, journal = read_journal(request.evidence / "journal")
+    (request.evidence / "journal.json").write_text(journal_json)
+    manager = {}
+    if seen.units_after and "[exit" in seen.units_after:
+        manager["init.scope"] = (f"manager: systemctl failed after the night: "
+                                 f"{seen.units_after.strip().splitlines()[-2:]}",)
+    observed = Observed(seen.start_clock or start, seen.end_clock or end, seen.units_before, seen.units_after,
+                        seen.timeline, journal, seen.looks.get("syslog.txt", ""), seen.kernel_log,
+                        seen.looks.get("ticks.txt", ""), manager)
+    facts = unit_facts(observed) if seen.units_before else []
+    result = SystemResult(name, seen.outcome, seen.failure, facts, [judge(f) for f in facts], seen.wall,
+                          before, inputs.checksum(watched))
+    _write(result, request.evidence)
+    if request.evidence.joinpath("unpacked").is_dir():
+        shutil.rmtree(request.evidence / "unpacked", ignore_errors=True)
+    return result
+
+
+def _write(result: SystemResult, evidence: Path) -> None:
+    (evidence / "units.txt").write_text("\n".join(result.table()) + "\n")
+    (evidence / "units.json").write_text(json.dumps({
+        "system": result.name, "outcome": result.outcome, "failure": result.failure,
+        "wall_seconds": {k: round(v, 2) for k, v in result.wall.items()},
+        "image_sha256": {"before": result.checksum_before, "after": result.checksum_after},
+        "units": lines.as_json(result.facts, result.verdicts)}, indent=1) + "\n")
