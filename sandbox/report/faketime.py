@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from sandbox.base.timefmt import format_time
 from sandbox.report.cells import step_clocks
+from sandbox.report.probe_reference import replace_between
 from sandbox.run.observations import Observation, Value
 from sandbox.scenario.model import ProbeStep, Scenario
 
@@ -192,7 +193,4 @@ BEGIN, END = "<!-- faketime-table: begin (sandbox faketime-doc) -->", "<!-- fake
 
 def replace_table(doc: str, table: str) -> str:
     """The doc with the text between its BEGIN and END markers replaced."""
-    if BEGIN not in doc or END not in doc:
-        raise ValueError(f"no {BEGIN} ... {END} markers")
-    head, rest = doc.split(BEGIN, 1)
-    return f"{head}{BEGIN}\n{table}{END}{rest.split(END, 1)[1]}"
+    return replace_between(doc, BEGIN, END, table)

@@ -4,6 +4,8 @@ each call's fields and their kinds, and the guest programs per machine.
 Read from `rootfs/manifest.toml`, written by the rootfs side:
 
     [probe.clock]
+    usage = "[call...]"                # its arguments, for the authoring guide
+    about = "Reads CLOCK_REALTIME ..."     # what it does, likewise (any TOML string)
     flavours = ["time32-syscall", "time32-libc", "time64", "native64"]
     calls.time = { seconds = "time" }
     calls.gettimeofday = { seconds = "time", usec = "number" }
@@ -29,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
-from sandbox.base.fields import Where, names, read_text, table
+from sandbox.base.fields import Where, names, read_text, string, table
 from sandbox.base.machines import FLAVOURS
 from sandbox.base.paths import ROOTFS
 
@@ -51,6 +53,8 @@ class ProbeInfo:
     name: str
     flavours: tuple[str, ...]
     call_info: Mapping[str, CallInfo] = field(default_factory=lambda: MappingProxyType({}))
+    usage: str = ""  # the arguments after the probe's name, for the authoring guide
+    about: str = ""  # what it does, for the authoring guide
 
     @property
     def calls(self) -> tuple[str, ...]:
@@ -98,11 +102,14 @@ def _fields(raw: object, where: Where) -> Mapping[str, str]:
     return MappingProxyType(dict(fields))  # type: ignore[arg-type]
 
 
+_ENTRY_KEYS = ("calls", "flavours", "only", "usage", "about")
+
+
 def _entry(name: str, raw: object, where: Where, all_flavours: tuple[str, ...]) -> ProbeInfo:
     spec = table(raw, where)
     for key in spec:
-        if key not in ("calls", "flavours", "only"):
-            where.at(key).fail(f"unknown key '{key}' (known: calls, flavours, only)")
+        if key not in _ENTRY_KEYS:
+            where.at(key).fail(f"unknown key '{key}' (known: {', '.join(_ENTRY_KEYS)})")
     flavours = names(spec["flavours"], where.at("flavours"), FLAVOURS, "flavour") \
         if "flavours" in spec else all_flavours
     calls = table(spec.get("calls", {}), where.at("calls"))
@@ -114,7 +121,8 @@ def _entry(name: str, raw: object, where: Where, all_flavours: tuple[str, ...]) 
                            names(only[call], where.at("only").at(call), flavours, "flavour")
                            if call in only else flavours)
             for call, fields in calls.items()}
-    return ProbeInfo(name, flavours, MappingProxyType(info))
+    usage, about = (string(spec[key], where.at(key)) if key in spec else "" for key in ("usage", "about"))
+    return ProbeInfo(name, flavours, MappingProxyType(info), usage, " ".join(about.split()))
 
 
 def parse_catalogue(text: str, file: str) -> Catalogue:
