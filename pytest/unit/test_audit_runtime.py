@@ -283,7 +283,7 @@ def test_a_root_filesystem_runs_its_programs_in_itself_with_its_own_libc(tmp_pat
     (tree / "lib").mkdir()
     (tree / "lib" / "libc-2.31.so").write_bytes(b"\x7fELF GLIBC_2.30")
     (tree / "lib" / "libc.so.6").symlink_to("libc-2.31.so")
-    item = item_of(record("usr/bin/tool", input=str(tree)), Candidate(Origin(str(tree), "usr/bin/tool"), tree), 0)
+    item = item_of(record("usr/bin/tool", input=str(tree)), Candidate(Origin(str(tree), "usr/bin/tool"), tree, tree), 0)
     assert (item.userland, item.guest_path, item.tree, item.host_file) == (tree_name(tree), "/usr/bin/tool", tree, None)
     assert not refuses_time32(tree)
     (tree / "lib" / "libc.so.6").unlink()
@@ -295,7 +295,7 @@ def test_a_root_filesystem_runs_its_programs_in_itself_with_its_own_libc(tmp_pat
     # a plain folder of binaries is no root: its files go to the machine's Debian 12
     plain = tmp_path / "bins"
     plain.mkdir()
-    item = item_of(record("tool", input=str(plain)), Candidate(Origin(str(plain), "tool"), plain / "tool"), 3)
+    item = item_of(record("tool", input=str(plain)), Candidate(Origin(str(plain), "tool"), plain / "tool", plain), 3)
     assert (item.userland, item.guest_path, item.tree) == ("debian12-armhf", "/.y2038/files/3/tool", None)
 
 

@@ -13,7 +13,8 @@ import pytest
 from sandbox.base.paths import REPO
 
 SANDBOX = REPO / "sandbox"
-STAGES = ("base", "scenario", "build", "guest", "run", "judge", "report", "kunit", "audit", "system", "app")
+STAGES = ("base", "scenario", "build", "images", "guest", "run", "judge", "report", "kunit", "audit", "system",
+          "app")
 """In pipeline order: each may import itself and the stages before it."""
 
 

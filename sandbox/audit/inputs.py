@@ -9,6 +9,9 @@ An input is, first match wins (KINDS):
 - a directory: every ELF file under it (links not followed, a file with
   several hard links once; files that are not ELF are counted, not named);
 - a .deb: unpacked with `dpkg-deb -x` into workdir, then as a directory;
+- a firmware image (tar, cpio, ext2/3/4, squashfs; sandbox/images/, by its
+  magic bytes): unpacked into workdir without root or mounting, then as a
+  directory (a root filesystem when it holds bin/sh or usr/bin/env);
 - any other file: itself (not an ELF file: one line saying so).
 
 An input that cannot be expanded (missing, unknown userland, a package apt
@@ -25,8 +28,9 @@ from pathlib import Path
 
 from sandbox.audit.elf import has_elf_magic
 from sandbox.audit.record import Origin, Rejected
-from sandbox.base.errors import SandboxError
+from sandbox.base.errors import InputError, SandboxError
 from sandbox.build.userland import build_userland, download_package, package_of, unpack_deb
+from sandbox.images import image_format, unpack_image
 from sandbox.scenario.userlands import Userlands, load_userlands
 
 USERLAND_INPUT = re.compile(r"(?P<userland>[a-z0-9][a-z0-9-]*):(?P<package>[a-z0-9][a-z0-9+.-]*)?")
@@ -37,6 +41,7 @@ DEB_MAGIC = b"!<arch>\ndebian-binary"
 class Candidate:
     origin: Origin
     path: Path  # the file on the host
+    tree: Path | None = None  # the directory input, or the unpacked image, origin.path is inside
 
 
 @dataclass
@@ -51,8 +56,9 @@ class Expanded:
         self.not_elf += other.not_elf
 
 
-def walk(root: Path, text: str, package: str = "") -> Expanded:
-    """Every ELF file under root, once per inode, in a stable order."""
+def walk(root: Path, text: str, package: str = "", tree: bool = False) -> Expanded:
+    """Every ELF file under root, once per inode, in a stable order (tree:
+    root is the user's own tree, each candidate names it)."""
     found = Expanded()
     seen: set[tuple[int, int]] = set()
     for dirpath, dirnames, filenames in os.walk(root):
@@ -64,7 +70,8 @@ def walk(root: Path, text: str, package: str = "") -> Expanded:
                 continue
             seen.add((info.st_dev, info.st_ino))
             if info.st_size >= 4 and has_elf_magic(path):
-                found.candidates.append(Candidate(Origin(text, path.relative_to(root).as_posix(), package), path))
+                found.candidates.append(Candidate(Origin(text, path.relative_to(root).as_posix(), package), path,
+                                                 root if tree else None))
             else:
                 found.not_elf += 1
     return found
@@ -101,11 +108,14 @@ def _path_input(text: str, workdir: Path) -> Expanded:
     if not path.exists():
         raise SandboxError("no such file or directory")
     if path.is_dir():
-        return walk(path, text)
+        return walk(path, text, tree=True)
     if not path.is_file():
         raise SandboxError("not a regular file or directory")
     if _is_deb(path):
         return _deb(path, text, workdir)
+    if not has_elf_magic(path) and image_format(path) is not None:
+        root = unpack_image(path, workdir / f"image-{len(list(workdir.iterdir()))}")
+        return walk(root, text, tree=True)
     return Expanded(candidates=[Candidate(Origin(text, ""), path)])
 
 
@@ -115,6 +125,8 @@ def expand_one(text: str, workdir: Path, userlands: Callable[[], Userlands] = lo
         if USERLAND_INPUT.fullmatch(text) and not Path(text).exists():
             return _userland_input(text, workdir, userlands)
         return _path_input(text, workdir)
+    except InputError as err:  # an image: the member at fault, or "image"
+        return Expanded(rejected=[Rejected(text, err.message if err.key == "image" else f"{err.key}: {err.message}")])
     except (SandboxError, OSError) as err:
         message = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
         return Expanded(rejected=[Rejected(text, message)])

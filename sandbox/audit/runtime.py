@@ -118,8 +118,8 @@ def item_of(audit: BinaryAudit, candidate: Candidate, number: int) -> Item:
     if match and origin.path and not Path(origin.input).exists():
         return Item(audit, match["userland"], "/" + origin.path, package=match["package"] or "",
                     run=runnable(audit))
-    if origin.path and is_root_tree(Path(origin.input)):
-        tree = Path(origin.input)
+    if origin.path and candidate.tree is not None and is_root_tree(candidate.tree):
+        tree = candidate.tree
         return Item(audit, tree_name(tree), "/" + origin.path, run=runnable(audit), tree=tree)
     name = origin.path or Path(origin.input).name
     return Item(audit, BASE_USERLANDS[audit.machine], f"{FILES_GUEST_DIR}/{number}/{name}", candidate.path,
