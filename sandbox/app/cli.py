@@ -116,6 +116,15 @@ def parser() -> argparse.ArgumentParser:
     rh.add_argument("--static", action="store_true", help="the static audit only: symbols and system-call "
                     "instructions, nothing boots")
     rh.add_argument("--json", metavar="FILE", help="also write every record as JSON to FILE")
+    rh.add_argument("--junit", metavar="FILE", help="also write JUnit XML to FILE: a test case per file, "
+                    "a failure for each --fail-on fails")
+    rh.add_argument("--sarif", metavar="FILE", help="also write SARIF 2.1.0 to FILE: a result per finding, "
+                    "located at the file's path in the input")
+    rh.add_argument("--fail-on", choices=("broke", "calls-time32", "time32"),  # sandbox/audit/findings.py FAIL_ON
+                    help="exit 1 when a file is at this level or worse: broke, calls-time32 (or broke), time32 "
+                         "(or binds 32-bit time); default broke, with --static nothing")
+    rh.add_argument("--baseline", metavar="OLD.json", help="compare with an earlier run's --json: new breaks, "
+                    "fixed, unchanged, by build-id and path; the exit code follows the new breaks only")
     rh.add_argument("--command", dest="commands", action="append", default=[], metavar="NAME=ARGS",
                     help="run the file NAME with ARGS (split as a shell would) instead of its --version "
                          "or sandbox/audit/commands.toml's line (repeatable)")
@@ -130,7 +139,8 @@ def parser() -> argparse.ArgumentParser:
                     help="the machine --kernel-tree is built for (default: the machine of the tree's .config, "
                          "else x86_64)")
     rh.add_argument("inputs", nargs="+", metavar="INPUT",
-                    help="an ELF file, a directory tree, a .deb, <userland>:<package> or <userland>:")
+                    help="an ELF file, a directory tree, a .deb, a firmware image (tar, cpio, ext2/3/4, "
+                         "squashfs), <userland>:<package> or <userland>:")
     system_verb.add_arguments(verb("system", system_verb.cmd_system, "rehearse whole systems with their own "
                                    "init across the rollover: a verdict per unit (docs/system-rehearsal.md)"))
     mu = verb("mutants", verbs.cmd_mutants, "build each regression mutant kernel and run the scenarios "

@@ -16,7 +16,10 @@ from sandbox.app.facts import write_session
 from sandbox.app.jobs import run_and_judge
 from sandbox.app.runs import run_files, write_page
 from sandbox.audit import lines as audit_lines
-from sandbox.audit.runtime_verdict import BROKE
+from sandbox.audit.baseline import compare, load_baseline
+from sandbox.audit.findings import DEFAULT_FAIL_ON, failing, findings
+from sandbox.audit.junit import junit_xml
+from sandbox.audit.sarif import sarif_log
 from sandbox.audit.static import audit_static
 from sandbox.base import paths
 from sandbox.base.errors import SandboxError
@@ -213,7 +216,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_rehearse(args: argparse.Namespace) -> int:
     """Which of these binaries will break in 2038: the static audit (--static,
     no boot), or with it the runtime audit (boots each machine once)."""
-    broke = 0  # the static audit only says who binds 32-bit time, not who breaks
+    baseline = load_baseline(Path(args.baseline)) if args.baseline else None  # a bad file stops before any boot
     if args.static:
         result = audit_static(args.inputs)
         rejected, text = result.rejected, audit_lines.report(result)
@@ -224,14 +227,26 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
                                  overrides=tuple(args.commands), own=own_kernel_of(args))
         result = audit_runtime(args.inputs, options)
         rejected, text = result.static.rejected + result.rejected, runtime_lines.report(result)
-        broke = result.counts().get(BROKE, 0)
     for bad in rejected:
         print(f"error: {bad.line()}", file=sys.stderr)
+    document = {"inputs": args.inputs, **result.to_json()}
+    # the static audit only says who binds 32-bit time, not who breaks: it fails nothing unless asked
+    level = args.fail_on or (None if args.static else DEFAULT_FAIL_ON)
+    failed = failing(findings(document), level) if level else []
+    if baseline is not None:
+        comparison = compare(baseline, document, level or DEFAULT_FAIL_ON)
+        document["baseline"] = comparison.to_json()
+        text += "\n" + "\n".join(comparison.lines())
+        failed = [p.new for p in comparison.new_breaks if p.new]  # the exit code follows the new breaks only
     print(text)
-    if args.json:
-        Path(args.json).write_text(json.dumps({"inputs": args.inputs, **result.to_json()}, indent=1) + "\n")
-        say(f"wrote {args.json}")
-    return EXIT_ERROR if rejected else EXIT_FAILED if broke else EXIT_PASSED
+    outputs = {args.json: lambda: json.dumps(document, indent=1) + "\n",
+               args.sarif: lambda: json.dumps(sarif_log(document), indent=1) + "\n",
+               args.junit: lambda: junit_xml(document, level or DEFAULT_FAIL_ON)}
+    for name, render in outputs.items():
+        if name:
+            Path(name).write_text(render())
+            say(f"wrote {name}")
+    return EXIT_ERROR if rejected else EXIT_FAILED if failed else EXIT_PASSED
 
 
 def parse_moments(texts: list[str]) -> tuple:

@@ -1,7 +1,8 @@
 """What one ELF file says about itself, read with pyelftools (Debian's
 python3-pyelftools): class, machine, static or dynamic, interpreter, C
-library, DT_NEEDED, the symbols it takes from others and its executable
-bytes. A static binary's own symbol table, when it kept one, is not read:
+library, DT_NEEDED, the symbols it takes from others, its executable
+bytes and its build-id (.note.gnu.build-id: the key CI results and
+baselines know a binary by, wherever its path). A static binary's own symbol table, when it kept one, is not read:
 glibc and musl define a function's 32-bit and 64-bit time entry points in
 one object file, so both are linked in whichever the program called.
 
@@ -19,7 +20,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.constants import SH_FLAGS, P_FLAGS
 from elftools.elf.dynamic import DynamicSection
 from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import SymbolTableSection
+from elftools.elf.sections import NoteSection, SymbolTableSection
 
 from sandbox.base.errors import SandboxError
 
@@ -67,6 +68,7 @@ class ElfFacts:
     needed: tuple[str, ...]
     imports: frozenset[str]  # undefined dynamic symbols
     code: tuple[bytes, ...]  # the executable sections (or segments), for the syscall scan
+    build_id: str = ""  # NT_GNU_BUILD_ID in hex, "" when the linker wrote none
 
 
 def has_elf_magic(path: Path) -> bool:
@@ -111,6 +113,18 @@ def _code(elf: ELFFile) -> tuple[bytes, ...]:
                  if seg["p_type"] == "PT_LOAD" and seg["p_flags"] & P_FLAGS.PF_X)
 
 
+def _build_id(elf: ELFFile) -> str:
+    """The GNU build-id note, from the sections, or the PT_NOTE segments of
+    a file without section headers."""
+    holders = [s for s in elf.iter_sections() if isinstance(s, NoteSection)] or \
+        [seg for seg in elf.iter_segments() if seg["p_type"] == "PT_NOTE"]
+    for holder in holders:
+        for note in holder.iter_notes():
+            if note["n_type"] == "NT_GNU_BUILD_ID" and note["n_name"] == "GNU":
+                return str(note["n_desc"])
+    return ""
+
+
 def _libc(marks: dict[str, tuple[str, ...]], dynamic: bool) -> str:
     for where, text, libc in LIBC_MARKS:
         if any(text in value for value in marks[where]):
@@ -135,7 +149,7 @@ def _facts(elf: ELFFile) -> ElfFacts:
     return ElfFacts(
         bits=bits, machine=machine, booted_on=booted_on, kind=_kind(elf, interpreter),
         static=not dynamic, interpreter=interpreter, soname=soname, libc=_libc(marks, dynamic),
-        needed=needed, imports=_imports(elf), code=_code(elf))
+        needed=needed, imports=_imports(elf), code=_code(elf), build_id=_build_id(elf))
 
 
 def _raised_in_elftools(err: BaseException) -> bool:

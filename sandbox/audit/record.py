@@ -42,6 +42,7 @@ class BinaryAudit:
     verdict: str  # sandbox/audit/verdict.py VERDICTS
     reason: str
     soname: str = ""
+    build_id: str = ""  # .note.gnu.build-id in hex: with the path, the key of CI results and baselines
     needed_time32: tuple[str, ...] = ()  # DT_NEEDED libraries audited in the same run as time32 or mixed
     runtime: dict[str, object] | None = field(default=None)  # the runtime audit's verdict and runs
 

@@ -49,7 +49,7 @@ def audit_facts(facts: ElfFacts, candidate: Candidate, symbols: TimeSymbols) -> 
         origin=candidate.origin, machine=facts.booted_on, bits=facts.bits, kind=facts.kind,
         linkage="static" if facts.static else "dynamic", interpreter=facts.interpreter, libc=facts.libc,
         needed=facts.needed, time32=time32, time64=time64, raw_calls=raw, syscall_sites=sites, verdict=verdict,
-        reason=reason, soname=facts.soname)
+        reason=reason, soname=facts.soname, build_id=facts.build_id)
 
 
 def join_needed(audits: list[BinaryAudit]) -> None:
