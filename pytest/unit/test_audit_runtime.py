@@ -10,6 +10,7 @@ import json
 import shlex
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -220,6 +221,27 @@ def test_a_static_program_that_prints_1970_after_the_rollover_broke() -> None:
             RunFacts("y2106", "2106-02-07T06:28:20Z", 0, "2147483402 2038-01-19\n", "", 0.1))
     assert runtime_verdict(Runs("unknown-needs-runtime", runs, 30)) == (
         BROKE, "after: printed 1970-01-01, the clock read 2038-01-19")
+
+
+def test_a_program_handed_a_truncated_time_broke_at_that_site_whatever_it_printed() -> None:
+    """A daemon that got 1901 from the kernel and printed nothing about it:
+    the series v2 kernel's own report (the captured armhf log of
+    scenarios/kernel/time32-truncation.toml) makes it broke, with the site."""
+    truncated = time32_truncations((KLOG / "time32-truncation-armhf.log").read_text())
+    calls = (Time32Call("daemon", 81, "clock_gettime32"),)
+    quiet = (RunFacts("before", "2038-01-19T03:10:00Z", 0, "ok\n", "", 0.1, calls),
+             RunFacts("after", "2038-01-19T03:14:30Z", 0, "ok\n", "", 0.1, calls, (), truncated))
+    verdict, reason = runtime_verdict(Runs("time32", quiet, 30))
+    assert verdict == BROKE
+    first = truncated[0]
+    assert reason.startswith(f"kernel truncated: put_old_timespec32 ({first.value}→{first.value - 2**32}) ")
+    assert all(t.site in reason for t in truncated)
+    # without the report the same runs are only calls-time32
+    assert runtime_verdict(Runs("time32", quiet[:1] + (replace(quiet[1], truncations=()),), 30))[0] == CALLS_TIME32
+    # a negative time it passed the kernel counts too
+    passed = Time32Truncation("daemon", 81, 81, "get_old_timespec32", -5, None, 265)
+    assert runtime_verdict(Runs("time32", quiet[:1] + (replace(quiet[1], truncations=(passed,)),), 30)) == (
+        BROKE, "kernel truncated: get_old_timespec32 (passed -5)")
 
 
 # -- verdicts ------------------------------------------------------------------------

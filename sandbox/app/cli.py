@@ -123,6 +123,11 @@ def parser() -> argparse.ArgumentParser:
     rh.add_argument("--fail-on", choices=("broke", "calls-time32", "time32"),  # sandbox/audit/findings.py FAIL_ON
                     help="exit 1 when a file is at this level or worse: broke, calls-time32 (or broke), time32 "
                          "(or binds 32-bit time); default broke, with --static nothing")
+    rh.add_argument("--html", metavar="FILE", help="also write a page to FILE: every verdict, and with "
+                    "--horizons a chart of programs against horizons")
+    rh.add_argument("--horizons", action="store_true", help="run each program at the horizons (2036-02-07 NTP, "
+                    "2038-01-19, a day later, 2050-01-01 X.509, 2100-03-01, 2106-02-07 unsigned 32-bit) "
+                    "after a reference in 2036, and the --at times after them; report the first it broke at")
     rh.add_argument("--baseline", metavar="OLD.json", help="compare with an earlier run's --json: new breaks, "
                     "fixed, unchanged, by build-id and path; the exit code follows the new breaks only")
     rh.add_argument("--command", dest="commands", action="append", default=[], metavar="NAME=ARGS",

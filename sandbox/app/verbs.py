@@ -18,7 +18,9 @@ from sandbox.app.runs import run_files, write_page
 from sandbox.audit import lines as audit_lines
 from sandbox.audit.baseline import compare, load_baseline
 from sandbox.audit.findings import DEFAULT_FAIL_ON, failing, findings
+from sandbox.audit.horizons import horizon_moments
 from sandbox.audit.junit import junit_xml
+from sandbox.audit.page import page_html
 from sandbox.audit.sarif import sarif_log
 from sandbox.audit.static import audit_static
 from sandbox.base import paths
@@ -217,16 +219,21 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
     """Which of these binaries will break in 2038: the static audit (--static,
     no boot), or with it the runtime audit (boots each machine once)."""
     baseline = load_baseline(Path(args.baseline)) if args.baseline else None  # a bad file stops before any boot
+    if args.horizons and args.static:
+        raise SandboxError("--horizons runs programs: it cannot go with --static")
     if args.static:
         result = audit_static(args.inputs)
         rejected, text = result.rejected, audit_lines.report(result)
     else:
         from sandbox.audit import runtime_lines  # only the runtime audit boots
         from sandbox.audit.runtime import RuntimeOptions, audit_runtime
-        options = RuntimeOptions(moments=parse_moments(args.at), timeout=args.timeout,
+        moments = parse_moments(args.at)
+        if args.horizons:
+            moments = horizon_moments(moments if args.at else ())
+        options = RuntimeOptions(moments=moments, timeout=args.timeout,
                                  overrides=tuple(args.commands), own=own_kernel_of(args))
         result = audit_runtime(args.inputs, options)
-        rejected, text = result.static.rejected + result.rejected, runtime_lines.report(result)
+        rejected, text = result.static.rejected + result.rejected, runtime_lines.report(result, args.horizons)
     for bad in rejected:
         print(f"error: {bad.line()}", file=sys.stderr)
     document = {"inputs": args.inputs, **result.to_json()}
@@ -241,7 +248,8 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
     print(text)
     outputs = {args.json: lambda: json.dumps(document, indent=1) + "\n",
                args.sarif: lambda: json.dumps(sarif_log(document), indent=1) + "\n",
-               args.junit: lambda: junit_xml(document, level or DEFAULT_FAIL_ON)}
+               args.junit: lambda: junit_xml(document, level or DEFAULT_FAIL_ON),
+               args.html: lambda: page_html(document)}
     for name, render in outputs.items():
         if name:
             Path(name).write_text(render())

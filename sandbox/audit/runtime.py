@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from sandbox.audit.commands import Commands, load_commands
+from sandbox.audit.horizons import first_broken
 from sandbox.audit.inputs import USERLAND_INPUT, Candidate, expand
 from sandbox.audit.record import BinaryAudit, Rejected
 from sandbox.build.own_kernel import OwnKernel
@@ -45,8 +46,9 @@ BASE_USERLANDS = {"armhf": "debian12-armhf", "i386": "debian12-i386", "x86_64": 
 """Where a file named by path (not <userland>:<package>) runs: its machine's
 Debian 12 userland gives it a C library and a shell."""
 TRUNCATIONS = ("recorded per run (each run's \"truncations\": the series v2 kernel's reports of a time "
-               "it truncated to 32 bits for the program), not yet a verdict rule; glibc's own EOVERFLOW "
-               "and a wrong time the program computed itself are not the kernel's to see")
+               "it truncated to 32 bits for the program, with the site) and judged: one makes the program "
+               "broke, whatever its output; glibc's own EOVERFLOW and a wrong time the program computed "
+               "itself are not the kernel's to see")
 SECONDS_PER_RUN_MARGIN = 15.0  # the agent's round trips and the collection, under TCG
 
 
@@ -141,8 +143,10 @@ def _runs_of(subject: Subject, ran: list[Ran], moments: tuple[Moment, ...]) -> t
 
 def runtime_record(audit: BinaryAudit, command: str, runs: tuple[RunFacts, ...], timeout: float) -> dict[str, object]:
     verdict, reason = runtime_verdict(Runs(audit.verdict, runs, timeout))
+    first, at_each = first_broken(audit.verdict, runs, timeout)
     return {"verdict": verdict, "reason": reason, "command": command, "runs": [r.to_json() for r in runs],
-            "truncations": [t.describe() for run in runs for t in run.truncations]}
+            "truncations": [t.describe() for run in runs for t in run.truncations],
+            "first_broken": first, "at_each": at_each}
 
 
 def _userlands(items: list[Item]) -> tuple[UserlandArtifact, ...]:

@@ -12,7 +12,7 @@ STATIC_SHORT = {"unknown-needs-runtime": "unknown", "no-time-use": "no-time"}
 HEADER = f"{'runtime':<13} {'static':<7} {'machine':<6} file  evidence"
 
 
-TRUNCATIONS_SHORT = "the kernel's reports are kept per run (runs[].truncations), not yet judged"
+TRUNCATIONS_SHORT = "the kernel's reports, kept per run (runs[].truncations), make a program broke"
 
 
 def keep_end(text: str, width: int) -> str:
@@ -39,5 +39,32 @@ def summary(result: RuntimeAudit) -> str:
             f"truncations: {TRUNCATIONS_SHORT}")
 
 
-def report(result: RuntimeAudit) -> str:
-    return "\n".join([HEADER, *(line(a) for a in result.audits), "", summary(result)])
+def held_or_broke(verdict: str) -> str:
+    """A horizon table's cell: the run at that horizon against the first
+    broke, or held (its verdict in the JSON: safe, calls-time32, ...)."""
+    return "BROKE" if verdict == "broke" else "held" if verdict else "-"
+
+
+def horizon_table(result: RuntimeAudit) -> list[str]:
+    """Programs against the later moments (the horizons with --horizons):
+    each cell the run's verdict against the first run, then the first
+    moment it broke at."""
+    ran = [a for a in result.audits if a.runtime and a.runtime.get("at_each")]
+    if not ran:
+        return []
+    labels = list(dict.fromkeys(label for a in ran for label in a.runtime["at_each"]))  # type: ignore[index, union-attr]
+    cell = max(6, *(len(label) for label in labels)) + 1
+    name_width = max(12, WIDTH - cell * len(labels) - 12)
+    head = f"{'program':<{name_width}} " + "".join(f"{label:<{cell}}" for label in labels) + "first broke"
+    out = [fit(head, WIDTH)]
+    for audit in ran:
+        runtime: dict = audit.runtime  # type: ignore[assignment]
+        name = short_name(audit.origin.name, name_width)
+        cells = "".join(f"{held_or_broke(runtime['at_each'].get(label, '')):<{cell}}" for label in labels)
+        out.append(fit(f"{name:<{name_width}} {cells}{runtime.get('first_broken') or 'never'}", WIDTH))
+    return out
+
+
+def report(result: RuntimeAudit, horizons: bool = False) -> str:
+    table = ["", *horizon_table(result)] if horizons else []
+    return "\n".join([HEADER, *(line(a) for a in result.audits), *table, "", summary(result)])

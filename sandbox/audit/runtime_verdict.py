@@ -17,7 +17,7 @@ from sandbox.base.timefmt import format_time, parse_time
 
 SAFE = "safe"  # no time32 call, nothing refused, nothing changed
 CALLS_TIME32 = "calls-time32"  # makes time32 system calls, but its output and status held
-BROKE = "broke"  # after the rollover: glibc refused, the status or the output changed
+BROKE = "broke"  # the kernel truncated a time for it, glibc refused, the status or the output changed
 NOT_EXERCISED = "not-exercised"  # the static audit found time32 use the runs never reached
 RUNTIME_VERDICTS = (BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE)
 """Worst first: the order the summary counts them in."""
@@ -86,6 +86,16 @@ class Runs:
                 found.append(f"{run.label}: printed {format_time(early[0])[:10]}, the clock read {run.at[:10]}")
         return found
 
+    def truncated(self) -> list[str]:
+        """Each site where the kernel handed the program a time that does not
+        fit in 32 bits (or took a negative one from it), with the first value."""
+        first: dict[str, Time32Truncation] = {}
+        for run in self.runs:
+            for t in run.truncations:
+                first.setdefault(t.site, t)
+        return [f"{site} ({t.value}→{t.got})" if t.got is not None else f"{site} (passed {t.value})"
+                for site, t in first.items()]
+
     def refused(self) -> list[str]:
         return _distinct(f"{r.function}" for run in self.runs for r in run.refusals)
 
@@ -114,6 +124,10 @@ RULES: tuple[Rule, ...] = (
      lambda r: f"did not start: exit {r.runs[0].exit_code}{_first_line(r.runs[0].stderr)}"),
     (lambda r: all(run.timed_out for run in r.runs), NOT_EXERCISED,
      lambda r: f"timed out after {r.timeout:g} s at every time"),
+    (lambda r: bool(r.truncated()), BROKE,
+     lambda r: "; ".join(["kernel truncated: " + " ".join(r.truncated()),
+                          *(["glibc EOVERFLOW: " + " ".join(r.refused())] if r.refused() else []),
+                          *r.went_back(), *r.changes()])),
     (lambda r: bool(r.refused()), BROKE,
      lambda r: "; ".join(["glibc EOVERFLOW: " + " ".join(r.refused()), *r.went_back(), *r.changes()])),
     (lambda r: bool(r.changes() or r.went_back()), BROKE,
