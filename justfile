@@ -1,131 +1,117 @@
-# y2038 rollover sandbox. `just --list` shows the recipes.
+# y2038 rollover sandbox. `just` or `just --list` shows the recipes, the user's first.
 # Python runs as /usr/bin/python3: Debian's python3-* packages live there.
+#
+# Every value that reaches the shell is "$@" in a [positional-arguments] recipe
+# (or quote()): a file named 'x$(touch pwned).toml' stays a name, a name with a
+# space stays one path. The recipes `exec` Python, so a signal to `just` (SIGTERM,
+# which just forwards) or to the recipe's process reaches Python itself, which
+# stops QEMU and records the run as interrupted. Every verb that takes a machine
+# takes it as --machine NAME (x86_64, i386, armhf: sandbox/base/machines.py).
+#
+# Quiet: no recipe line is echoed, and a failing recipe adds no "recipe failed"
+# line after the sandbox's own one-line error (its exit code is kept).
+# `python3 -m sandbox` installs the Debian packages that are missing before any
+# verb (sandbox/__main__.py), so every recipe works on a fresh machine.
 
-# Every value that reaches the shell is quoted (quote(), or "$@" in the
-# [positional-arguments] recipes): a file named 'x$(touch pwned).toml' stays a
-# name, a name with a space stays one path. The recipes `exec` Python, so a
-# signal to `just` (SIGTERM, which just forwards) or to the recipe's process
-# reaches Python itself, which stops QEMU and records the run as interrupted.
+set quiet
+set no-exit-message
+set positional-arguments
 
 python := "/usr/bin/python3"
 sandbox := "env PYTHONPATH=" + quote(justfile_directory()) + " " + python + " -m sandbox"
 pytest := "env PYTHONPATH=" + quote(justfile_directory() + ":" + justfile_directory() + "/pytest") + " " + python + " -m pytest -c pytest/pytest.ini --rootdir ."
-# demo and build take a machine (sandbox/base/machines.py: x86_64, i386, armhf), as
-# `just demo armhf` or `just demo machine=armhf`.
 
-# Build what is missing, boot at 2038-01-19T03:13:50 and show the rollover;
-# `just demo --live [machine]` watches the clock run across it, once a second.
-[positional-arguments]
+# The recipes, in two groups: the user's, then the sandbox's own authors'.
+[private]
+default:
+    exec {{quote(just_executable())}} --justfile {{quote(justfile())}} --list --unsorted
+
+# Build what is missing, boot at 2038-01-19T03:13:50 and show the rollover: `just demo [--machine M] [--live]`.
+[group('use')]
 demo *args:
     exec {{sandbox}} demo "$@"
 
-# Install the Debian packages listed in .ci/debian-packages.txt (root).
-deps:
-    exec {{sandbox}} deps
-
-# Build (or reuse from the cache) the kernel and the initramfs of one machine.
-build machine="x86_64":
-    exec {{sandbox}} kernel --machine {{quote(trim_start_match(machine, "machine="))}}
-    exec {{sandbox}} initramfs --machine {{quote(trim_start_match(machine, "machine="))}}
-
-# Build (or reuse) every kernel the scenarios boot (each machine and variant),
-# then the initramfs of every machine, then every Debian userland, one at a time.
-build-all:
-    #!/usr/bin/env bash
-    set -euo pipefail
-    {{sandbox}} kernels
-    for m in $(PYTHONPATH={{quote(justfile_directory())}} {{python}} -c 'from sandbox.base.machines import MACHINES; print(*MACHINES)'); do
-        {{sandbox}} initramfs --machine "$m"
-    done
-    {{sandbox}} userlands
-
-# Unit tests, then every scenario on every machine (builds what is missing first),
-# on every core: pytest-xdist, `-n auto` one and a half workers per core (pytest/y2038_plugin.py;
-# `-n 0`: one at a time).
-# `just test --tree 6.12` boots the 6.12 tree's kernels (`just kernels --tree 6.12` first
-# builds them in view; else the first test that needs one builds it, out of view).
-[positional-arguments]
+# Unit tests, then every scenario on every machine, on every core (`-n 0`: one at a time; `--tree 6.12`).
+[group('use')]
 test *args: deps build-all
     exec {{pytest}} -n auto "$@"
 
-# Build (or reuse) every kernel the scenarios boot on a kernel source tree:
-# `just kernels --tree 6.12` (default 6.1, what `just build-all` builds).
-[positional-arguments]
-kernels *args:
-    exec {{sandbox}} kernels "$@"
-
-# Unit tests only: no kernel, no boot.
-[positional-arguments]
-unit *args:
-    exec {{pytest}} -n auto pytest/unit "$@"
-
-# The suite (or the pytest arguments given) on other hosts, through pytest-xdist's
-# SSH gateways: `just across --host [N*]HOST... [--dir D] [--ssh-config F] [args]`
-# copies the repository to each host and runs there (docs/across-hosts.md).
-[positional-arguments]
-across *args:
-    exec env PYTHONPATH={{quote(justfile_directory())}} {{python}} -m sandbox.app.across "$@"
-
-# Run scenario files (all by default) and print the matrix.
-[positional-arguments]
-run *files:
+# Run scenario files and print their matrices: `just run [--machine M] FILE...` (no file: usage).
+[group('use')]
+run *args:
     exec {{sandbox}} run "$@"
 
-# Run one scenario and write what it observed into its probe steps that have no
-# expectations yet, each group marked TODO for the author (docs/scenario-authoring.md).
-record file machine="x86_64":
-    exec {{sandbox}} record --machine {{quote(trim_start_match(machine, "machine="))}} {{quote(file)}}
-
-# Rebuild results/<run>/report.html from a results folder's evidence, without
-# booting (default: the newest folder under results/); prints its size and build time.
-[positional-arguments]
-report *folder:
-    exec {{sandbox}} report "$@"
-
-# Build each regression mutant kernel (kernel-series/regressions/) and run the
-# scenarios that must catch it; prints mutant, killed or survived, and the catch.
-# `just mutants --no-control` skips the control: each scenario first run on its
-# mutant's kernel without the patch.
-[positional-arguments]
-mutants *args:
-    exec {{sandbox}} mutants "$@"
-
-# Check scenario files without booting.
-[positional-arguments]
-validate *files:
-    exec {{sandbox}} validate "$@"
-
-# Which of these binaries break in 2038: `just rehearse --static INPUT...` reads ELF
-# files, directory trees, .debs or <userland>:<package> names, without booting;
-# `just rehearse INPUT...` also runs each program before and after the rollover
-# on its machine's series kernel (docs/rehearse.md); --json FILE keeps every record.
-[positional-arguments]
+# Which binaries break in 2038: `just rehearse [--static] INPUT...` (ELF, tree, .deb, userland:package).
+[group('use')]
 rehearse *args:
     exec {{sandbox}} rehearse "$@"
 
-# Whole systems with their own init across the rollover, a verdict per unit:
-# `just system debian12-armhf` (rootfs/systems.toml) or your root filesystem's
-# folder; --start/--end move the night (docs/system-rehearsal.md).
-[positional-arguments]
+# Run one scenario, write what it observed into its steps as TODO expectations: `just record [--machine M] FILE`.
+[group('use')]
+record *args:
+    exec {{sandbox}} record "$@"
+
+# Check scenario files without booting: `just validate [FILE...]` (default: all).
+[group('use')]
+validate *args:
+    exec {{sandbox}} validate "$@"
+
+# Rebuild report.html from a results folder's evidence, without booting: `just report [FOLDER]`.
+[group('use')]
+report *args:
+    exec {{sandbox}} report "$@"
+
+# Install the Debian packages of .ci/debian-packages.txt that are missing (as root).
+[group('use')]
+deps:
+    exec {{sandbox}} deps
+
+# Build (or reuse from the cache) the kernel and the initramfs of one machine: `just build [--machine M]`.
+[group('use')]
+build *args:
+    exec {{sandbox}} build "$@"
+
+# Build (or reuse) every kernel the scenarios boot, every initramfs, every Debian userland.
+[group('use')]
+build-all:
+    exec {{sandbox}} build-all
+
+# Whole systems with their own init across the rollover, a verdict per unit: `just system debian12-armhf`.
+[group('use')]
 system *args:
     exec {{sandbox}} system "$@"
 
-# Build, boot and demo timings, printed as figures (--no-cold skips the 5-minute cold build).
-[positional-arguments]
+# The suite on other hosts over SSH: `just across --host [N*]HOST... [--dir D] [pytest args]`.
+[group('use')]
+across *args:
+    exec {{sandbox}} across "$@"
+
+# Unit tests only: no kernel, no boot.
+[group('work on the sandbox')]
+unit *args: deps
+    exec {{pytest}} -n auto pytest/unit "$@"
+
+# Build (or reuse) every kernel the scenarios boot on a source tree: `just kernels [--tree 6.12]`.
+[group('work on the sandbox')]
+kernels *args:
+    exec {{sandbox}} kernels "$@"
+
+# Build, boot, demo and suite timings as figures (`--no-cold`, `--speed`, `--fresh-machine`, ...).
+[group('work on the sandbox')]
 bench *args:
     exec {{sandbox}} bench "$@"
 
-# --no-boot skips the signal trials (to just, Python and the process group while an
-# x86_64 guest runs); docs/reliability.md keeps the output.
-# Figures of hostile or careless use: malformed files, signals, kernel findings.
-[positional-arguments]
-reliability *args:
-    exec env PYTHONPATH={{quote(justfile_directory())}} {{python}} -m sandbox.app.reliability "$@"
+# Build each regression mutant kernel, run the scenarios that must catch it: killed or survived.
+[group('work on the sandbox')]
+mutants *args:
+    exec {{sandbox}} mutants "$@"
 
-# Default the 6.1 tree on x86_64; --tree 6.12, and --machine i386 --machine
-# armhf for the others; --from PATCH checks from that patch on, the ones
-# before it applied and built once, unchecked.
-# Check a tree's kernel series patch by patch: checkpatch --strict, git am, build.
-[positional-arguments]
+# Check a tree's kernel series patch by patch: checkpatch --strict, git am, build (`--tree`, `--machine`, `--from`).
+[group('work on the sandbox')]
 check-series *args:
     exec {{sandbox}} check-series "$@"
+
+# Figures of hostile or careless use: malformed files, signals, kernel findings (`--no-boot`).
+[group('work on the sandbox')]
+reliability *args:
+    exec {{sandbox}} reliability "$@"

@@ -70,6 +70,8 @@ def parser() -> argparse.ArgumentParser:
     with_machine(verb("initramfs", verbs.cmd_initramfs, "build (or reuse) the initramfs"))
     with_machine(verb("build", verbs.cmd_build, "build (or reuse) the kernel and the initramfs of a machine")
                  ).set_defaults(variant=DEFAULT_VARIANT, tree=DEFAULT_TREE)
+    verb("build-all", verbs.cmd_build_all, "build (or reuse) every kernel the scenarios boot, every initramfs, "
+         "every Debian userland")
     verb("userlands", verbs.cmd_userlands, "build (or reuse) every Debian userland the scenarios run")
     r = with_tree(with_machine(verb("run", verbs.cmd_run, "run scenario files and print their matrices")))
     r.add_argument("scenarios", nargs="+", metavar="FILE", help="a scenario file, or file.toml[variant]")
@@ -98,6 +100,10 @@ def parser() -> argparse.ArgumentParser:
                    help="leave out the warm suite (minutes)")
     b.add_argument("--cold-ci", action="store_true",
                    help="also run .ci/run in a fresh clone with an empty cache (about an hour)")
+    b.add_argument("--fresh-machine", action="store_true",
+                   help="only the fresh-machine check: the README's set-up lines up to `just demo` in a pristine "
+                        "Debian 12 root (mmdebstrap, chroot; root; 20-60 min, cold), each phase timed")
+    b.add_argument("--keep-root", action="store_true", help="with --fresh-machine: keep the root in /var/tmp")
     b.add_argument("--runtime-audit", action="store_true",
                    help="only the runtime audit's figures: time per program and agreement with known answers "
                         "on the machine (one boot)")

@@ -98,6 +98,15 @@ def cmd_userlands(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
+def cmd_build_all(args: argparse.Namespace) -> int:
+    """What the suite boots, built or reused before it starts: every kernel
+    of the default tree, every machine's initramfs, every Debian userland."""
+    cmd_kernels(argparse.Namespace(tree=DEFAULT_TREE))
+    for name in MACHINES:
+        cmd_initramfs(argparse.Namespace(machine=name))
+    return cmd_userlands(args)
+
+
 def cmd_check_series(args: argparse.Namespace) -> int:
     """Each patch of kernel-series/: checkpatch --strict, git am, incremental build."""
     failed = False
@@ -209,6 +218,9 @@ def cmd_faketime_doc(args: argparse.Namespace) -> int:
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.fresh_machine:  # the README's set-up in a pristine Debian 12 root
+        from sandbox.app.fresh_machine import fresh_machine
+        return fresh_machine(keep_root=args.keep_root)
     from sandbox.app.bench import bench  # only bench needs its imports
     bench(machine(args.machine), cold=not args.no_cold, static_audit_only=args.static_audit,
           runtime_audit_only=args.runtime_audit, speed_only=args.speed, suite=args.suite, cold_ci=args.cold_ci)
