@@ -17,6 +17,7 @@ from sandbox.audit.corpus import (BROKE_AFTER, Agreement, agree, agreement, cach
 from sandbox.audit.runtime import RuntimeOptions
 from sandbox.audit.runtime_corpus import run_corpus
 from sandbox.audit.static import audit_static
+from sandbox.app.benchmarks_doc import add_entry
 from sandbox.app.figures import Figure, render
 from sandbox.app.speed import speed_figures
 from sandbox.base import paths
@@ -201,7 +202,9 @@ def _cpus() -> int:
 
 def bench(machine: Machine, cold: bool = True, static_audit_only: bool = False,
           runtime_audit_only: bool = False, speed_only: bool = False, suite: bool = True,
-          cold_ci: bool = False) -> Path:
+          cold_ci: bool = False, command: str = "just bench") -> Path:
+    what = ("speed figures" if speed_only else "static audit figures" if static_audit_only
+            else "runtime audit figures" if runtime_audit_only else "build, boot, audit and speed figures")
     if speed_only:
         figures = speed_figures(prepare_target(machine), suite, cold_ci)
     elif static_audit_only:  # no kernel, no boot
@@ -216,5 +219,5 @@ def bench(machine: Machine, cold: bool = True, static_audit_only: bool = False,
     out = paths.new_results_dir("bench") / "bench.json"
     out.write_text(json.dumps([f.__dict__ for f in figures], indent=2) + "\n")
     print(render(figures))
-    print(f"\nfigures: {out}")
+    print(f"\nfigures: {out}\nwritten into {add_entry(what, figures, command)}")
     return out

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from sandbox.app.benchmarks_doc import add_entry
 from sandbox.app.figures import Figure, render
 from sandbox.base import paths
 from sandbox.base.errors import InputError, SandboxError
@@ -38,6 +39,7 @@ SUITE = "bookworm"
 SETUP_HEADING = re.compile(r"^#+\s*set[- ]?up\b", re.IGNORECASE)
 LAST_LINE = "just demo"
 """The set-up runs up to and including the first line that starts so."""
+WHAT = "the fresh-machine check: the README's set-up lines to the end of `just demo`"
 CLONE = "/root/y2038-sandbox"
 """Where the clone lies inside the root."""
 MOUNTS = (  # (inside the root, mount's arguments), mounted in this order, unmounted in the reverse
@@ -284,6 +286,8 @@ def fresh_machine(keep_root: bool = False) -> int:
         text = render(figures)
         print(f"fresh-machine check at {commit}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}\n{text}")
         (results / "figures.txt").write_text(text + "\n")
+        if runs and runs[-1].command.startswith(LAST_LINE) and runs[-1].exit_code == 0:
+            say(f"written into {add_entry(WHAT, figures, 'just bench --fresh-machine')}")
         (results / "fresh-machine.json").write_text(json.dumps(
             {"commit": commit, "commands": commands, "exit_codes": [r.exit_code for r in runs],
              "figures": [f.__dict__ for f in figures]}, indent=1) + "\n")
