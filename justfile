@@ -33,7 +33,7 @@ demo *args:
 
 # Unit tests, then every scenario on every machine, on every core (`-n 0`: one at a time; `--tree 6.12`).
 [group('use')]
-test *args: deps build-all
+test *args: deps lint build-all
     exec {{pytest}} -n auto "$@"
 
 # Run scenario files and print their matrices: `just run [--machine M] FILE...` (no file: usage).
@@ -110,6 +110,11 @@ mutants *args:
 [group('work on the sandbox')]
 check-series *args:
     exec {{sandbox}} check-series "$@"
+
+# Lint: pyflakes and mypy (mypy.ini) over sandbox/ and pytest/; `just test` runs it first.
+[group('work on the sandbox')]
+lint:
+    exec {{sandbox}} lint
 
 # Figures of hostile or careless use: malformed files, signals, kernel findings (`--no-boot`).
 [group('work on the sandbox')]

@@ -130,11 +130,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # the gateway's chdir snippet still holds the main one): no handlers there.
     if threading.current_thread() is threading.main_thread():
         install_signal_handlers()
-    config.stash[TARGETS_KEY] = {}
-    config.stash[KTAP_KEY] = {}
+    config.stash[TARGETS_KEY] = dict[tuple[str, str], Target]()
+    config.stash[KTAP_KEY] = dict[str, "ktap.Document | None"]()
     if not config.option.xmlpath:
         config.option.xmlpath = str(results / "junit.xml")
-    config.stash[REMOTE_KEY] = []
+    config.stash[REMOTE_KEY] = list[str]()
     if hasattr(config, "workeroutput"):  # an xdist worker: where its evidence is, for the controller
         config.workeroutput["y2038_results"] = str(results)
         config.workeroutput["y2038_host"] = socket.gethostname()
@@ -286,11 +286,11 @@ class ScenarioFile(pytest.File):
     def collect(self) -> Iterator[pytest.Item]:
         wanted = self.config.getoption("machine")
         for scenario in suite.load_all([self.path]):
-            for machine in scenario.machines:
-                if not wanted or machine in wanted:
-                    name = f"{machine}[{scenario.variant}]" if scenario.variant else machine
-                    item = ScenarioItem.from_parent(self, name=name, scenario=scenario, machine=machine)
-                    reason = scenario.skip_on(session_tree(self.config), machine)
+            for machine_name in scenario.machines:
+                if not wanted or machine_name in wanted:
+                    name = f"{machine_name}[{scenario.variant}]" if scenario.variant else machine_name
+                    item = ScenarioItem.from_parent(self, name=name, scenario=scenario, machine=machine_name)
+                    reason = scenario.skip_on(session_tree(self.config), machine_name)
                     if reason:
                         item.add_marker(pytest.mark.skip(reason=reason))
                     yield item

@@ -48,7 +48,7 @@ def fake_target() -> Target:
                   AccelChoice("tcg", "replayed"))
 
 
-def _replay(transcript: list[str], console: str, ending: str = "died"):  # type: ignore[no-untyped-def]
+def _replay(transcript: list[str], console: str, ending: str = "died"):
     def start(request: BootRequest) -> ReplayGuest:
         return ReplayGuest(request, transcript, console, ending)
     return start

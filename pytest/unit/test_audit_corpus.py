@@ -10,7 +10,6 @@ guest gets them (static, stripped) and dynamically linked.
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 

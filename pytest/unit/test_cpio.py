@@ -53,7 +53,7 @@ def parse_newc(data: bytes) -> list[dict[str, object]]:
     """A minimal independent reader: every header field, name and data."""
     names = ("ino", "mode", "uid", "gid", "nlink", "mtime", "filesize", "devmajor",
              "devminor", "rdevmajor", "rdevminor", "namesize", "check")
-    members = []
+    members: list[dict[str, object]] = []
     pos = 0
     while True:
         assert pos % 4 == 0

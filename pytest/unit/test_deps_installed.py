@@ -59,7 +59,7 @@ class FakeApt:
 ])
 def test_update_tries_again_then_goes_on(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
                                          codes: list[int], tries: int, warned: bool) -> None:
-    apt, pauses = FakeApt(codes), []
+    apt, pauses = FakeApt(codes), list[float]()
     monkeypatch.setattr(deps.subprocess, "run", apt)
     monkeypatch.setattr(deps.time, "sleep", pauses.append)
     deps._update({})

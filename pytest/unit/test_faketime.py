@@ -48,7 +48,7 @@ HEAD = 'title = "t"\nrtc = "2026-12-01T00:00:00Z"\nmachines = ["x86_64"]\n'
 STEP = '[[step]]\nphase = "faked"\nprobe = "clock"\nuserland = "pc32"\nfaketime = "2038-01-19T03:14:30Z"\n'
 
 
-def parse(text: str):  # type: ignore[no-untyped-def]
+def parse(text: str):
     return parse_scenario(text, FILE, CATALOGUE, MACHINES, USERLANDS)
 
 

@@ -78,7 +78,7 @@ FAKED = parse_time("2038-01-19T03:14:31Z")
 
 
 def obs(phase: str, probe: str, flavour: str, call: str, errno: str | None = None, **values: object) -> Observation:
-    return Observation("faketime/t", "x86_64", phase, probe, flavour, call, values, errno)  # type: ignore[arg-type]
+    return Observation("faketime/t", "x86_64", phase, probe, flavour, call, values, errno)  # type: ignore[arg-type]  # test data, any mapping
 
 
 OBSERVATIONS = (

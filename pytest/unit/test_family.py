@@ -20,11 +20,11 @@ HEAD = 'title = "t"\nrtc = "2038-01-19T03:13:50Z"\n'
 STEP = '[[step]]\nphase = "p"\nprobe = "clock"\n'
 
 
-def parse(text: str):  # type: ignore[no-untyped-def]
+def parse(text: str):
     return parse_scenarios(textwrap.dedent(text), FILE, CATALOGUE, MACHINES)
 
 
-def fields(scenario) -> dict[tuple[str, str, str], str]:  # type: ignore[no-untyped-def]
+def fields(scenario) -> dict[tuple[str, str, str], str]:
     return {(e.flavour, e.call, e.field): e.matcher.describe() for e in scenario.steps[0].expectations}
 
 

@@ -6,7 +6,6 @@ No boot here."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 

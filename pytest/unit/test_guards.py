@@ -11,6 +11,7 @@ import pytest
 
 from sandbox.base.errors import InputError
 from sandbox.scenario import guards, suite
+from sandbox.scenario.model import Scenario
 from sandbox.scenario.parser import load_scenarios, parse_scenarios
 
 FILE = "scenarios/hostile/case.toml"
@@ -18,7 +19,7 @@ HEAD = 'title = "hostile"\nrtc = "2038-01-19T03:13:50Z"\n'
 PROBE = '[[step]]\nphase = "p"\nprobe = "clock"\n'
 
 
-def parse(text: str) -> object:
+def parse(text: str) -> tuple[Scenario, ...]:
     return parse_scenarios(text, FILE, suite.catalogue(), suite.machine_flavours())
 
 

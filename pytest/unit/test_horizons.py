@@ -14,7 +14,7 @@ from sandbox.audit.horizons import LABELS, REFERENCE, first_broken, horizon_mome
 from sandbox.audit.page import horizon_chart, page_html
 from sandbox.audit.record import BinaryAudit, Origin
 from sandbox.audit.runtime import RuntimeAudit, runtime_record
-from sandbox.audit.runtime_facts import Refusal, Time32Call, Time32Truncation
+from sandbox.audit.runtime_facts import Refusal, Time32Truncation
 from sandbox.audit.runtime_lines import horizon_table, report
 from sandbox.audit.runtime_plan import Moment
 from sandbox.audit.runtime_verdict import RunFacts

@@ -8,8 +8,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 from sandbox.base.paths import REPO
 
 SANDBOX = REPO / "sandbox"

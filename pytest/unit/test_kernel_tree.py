@@ -11,7 +11,7 @@ import pytest
 
 from sandbox.app import cli, verbs
 from sandbox.base.errors import SandboxError
-from sandbox.base.machines import MACHINES
+from sandbox.base.machines import MACHINES, Machine
 from sandbox.build import kernel_tree
 from sandbox.build.own_kernel import OwnKernel
 from sandbox.build.kernel_tree import (check_tree, fragments_for, machine_of_config, merge_config,
@@ -178,7 +178,12 @@ def test_a_failed_build_is_one_line_naming_the_tree_and_the_log(tmp_path: Path,
 def test_both_verbs_take_kernel_tree(verb: str, extra: list[str], machine: str | None,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[tuple[Path, str | None]] = []
-    monkeypatch.setattr(verbs, "build_tree", lambda tree, m: built.append((tree, m and m.name)) or "own")
+
+    def build_tree(tree: Path, m: Machine | None) -> str:
+        built.append((tree, m and m.name))
+        return "own"
+
+    monkeypatch.setattr(verbs, "build_tree", build_tree)
     args = cli.parser().parse_args([verb, "--kernel-tree", "/src/linux", *extra])
     assert verbs.own_kernel_of(args) == "own" and built == [(Path("/src/linux"), machine)]
 

@@ -26,7 +26,7 @@ class Watched(ReplayGuest):
     view: LiveView | None = None
     rounds_seen: list[int] = []
 
-    def run(self, command, deadline):  # type: ignore[no-untyped-def]
+    def run(self, command, deadline):
         reply = super().run(command, deadline)
         Watched.rounds_seen.append(Watched.view.rounds if Watched.view else -1)
         return reply

@@ -87,7 +87,7 @@ def test_observation_is_frozen_and_hashable() -> None:
     source["seconds"] = 6  # the observation keeps its own copy
     assert copy == observation and hash(copy) == hash(observation)
     with pytest.raises(TypeError):
-        observation.values["seconds"] = 7  # type: ignore[index]
+        observation.values["seconds"] = 7  # type: ignore[index]  # the test: a read-only mapping refuses
 
 
 def test_values_may_not_shadow_identity_keys() -> None:

@@ -119,7 +119,7 @@ def test_on_a_terminal_redrawn_at_most_four_times_a_second() -> None:
 
 
 def test_make_output_goes_to_the_log_and_line_by_line_to_the_meter(tmp_path: Path) -> None:
-    log, seen = tmp_path / "build.log", []
+    log, seen = tmp_path / "build.log", list[str]()
     script = "printf 'make[1]: Entering\\n  CC      a.o\\n  LD      vmlinux\\n'; echo oops >&2"
     run(["sh", "-c", script], log=log, on_line=seen.append)
     assert seen == ["make[1]: Entering\n", "  CC      a.o\n", "  LD      vmlinux\n", "oops\n"]

@@ -85,7 +85,11 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_kvm_is_chosen_only_after_a_handshake_and_remembered(cache: Path) -> None:
     calls: list[str] = []
-    handshake = lambda name: calls.append(name) or True  # noqa: E731
+
+    def handshake(name: str) -> bool:
+        calls.append(name)
+        return True
+
     assert accel.choose("qemu", True, handshake).name == "kvm"
     again = accel.choose("qemu", True, handshake)
     assert calls == ["kvm"]  # the second choice did not boot again

@@ -94,7 +94,7 @@ def test_sarif_and_junit_of_one_run_read_back(products: dict[str, Path], tmp_pat
 
     suite = ET.parse(junit).getroot().find("testsuite")
     assert suite is not None and (suite.get("tests"), suite.get("failures")) == ("2", "1")
-    cases = {c.get("name"): c for c in suite.iter("testcase")}
+    cases = {str(c.get("name")): c for c in suite.iter("testcase")}
     assert sorted(cases) == ["usr/bin/clock", "usr/bin/nothing"]
     failure = cases["usr/bin/clock"].find("failure")
     assert failure is not None and failure.get("type") == "time32"

@@ -107,7 +107,7 @@ def _scenario_of(run: JudgedRun) -> Scenario:
 
 
 def _seen(flavour: str, **values: object) -> Observation:
-    return Observation("programs/x", MACHINE, "after", "run", flavour, "perl", values)  # type: ignore[arg-type]
+    return Observation("programs/x", MACHINE, "after", "run", flavour, "perl", values)  # type: ignore[arg-type]  # test data, any mapping
 
 
 def test_a_time_far_from_the_clock_and_the_others_is_wrong_and_a_failed_program_an_error() -> None:

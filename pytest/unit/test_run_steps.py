@@ -41,7 +41,7 @@ HEAD = 'title = "t"\nrtc = "2038-01-19T03:13:50Z"\nmachines = ["armhf"]\n'
 STEP = '[[step]]\nphase = "after"\nrun = ["date", "+%s"]\nuserlands = ["old", "new"]\ntime-pattern = \'^(-?\\d+)$\'\n'
 
 
-def parse(text: str):  # type: ignore[no-untyped-def]
+def parse(text: str):
     return parse_scenario(text, FILE, CATALOGUE, MACHINES, USERLANDS)
 
 
@@ -105,7 +105,7 @@ def test_a_programs_exit_code_is_named(code: int, status: str) -> None:
     assert program_status(code) == status
 
 
-def observe(userland: str, stdout: str, code: int = 0, stderr: str = ""):  # type: ignore[no-untyped-def]
+def observe(userland: str, stdout: str, code: int = 0, stderr: str = ""):
     return program_observation(scenario="programs/case", machine="armhf", phase="after", userland=userland,
                                call="date", exit_code=code, stdout=stdout, stderr=stderr,
                                time_pattern=r"^(-?\d+)$")
@@ -132,7 +132,7 @@ def test_a_program_that_prints_no_time_has_no_time_field() -> None:
     assert "time" not in observe("new", "no number here\n").values
 
 
-def test_a_program_is_found_in_a_userland_through_its_links(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_program_is_found_in_a_userland_through_its_links(tmp_path) -> None:
     from sandbox.build.userland import UserlandArtifact, has_program
     root = tmp_path / "root"
     (root / "usr" / "bin").mkdir(parents=True)
@@ -150,7 +150,7 @@ def test_a_program_is_found_in_a_userland_through_its_links(tmp_path) -> None:  
     assert not has_program(artifact, "python3") and not has_program(artifact, "loop")
 
 
-def test_the_userlands_python_modules_are_compiled_as_an_installed_debian_has_them(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_the_userlands_python_modules_are_compiled_as_an_installed_debian_has_them(tmp_path) -> None:
     """compile_python: the host's own minor version only, as unchecked
     hash-based .pyc files (PEP 552 flags 0b01), which the guest loads
     whatever the archive makes the sources' mtime."""

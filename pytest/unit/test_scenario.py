@@ -8,7 +8,7 @@ import pytest
 
 from sandbox.base.errors import InputError
 from sandbox.base.paths import REPO
-from sandbox.scenario.catalogue import FLAVOURS, Catalogue, ProbeInfo, load_catalogue, parse_catalogue
+from sandbox.scenario.catalogue import FLAVOURS, load_catalogue, parse_catalogue
 from sandbox.scenario.matchers import Between, Clamped, Elapsed, Equals, ErrnoIs, Wrapped
 from sandbox.scenario.model import DEFAULT_TIMEOUT, Expectation, ProbeStep, Scenario, SetClockStep
 from sandbox.scenario.parser import load_scenario, parse_scenario, scenario_name

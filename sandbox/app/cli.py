@@ -166,6 +166,7 @@ def parser() -> argparse.ArgumentParser:
               "session): 0 the same, 1 different")
     td.add_argument("results_a", metavar="RESULTS_A")
     td.add_argument("results_b", metavar="RESULTS_B")
+    verb("lint", verbs.cmd_lint, "pyflakes and mypy over sandbox/ and pytest/ (just test runs it first)")
     rl = verb("reliability", verbs.cmd_reliability, "figures of hostile or careless use: malformed files, "
               "signals, kernel findings (docs/reliability.md keeps the output)")
     rl.add_argument("--no-boot", action="store_true", help="skip the signal trials (they boot x86_64)")

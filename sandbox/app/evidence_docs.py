@@ -47,7 +47,7 @@ def runs_in(folders: Sequence[Path]) -> Iterator[SavedRun]:
 
 
 def programs_doc(folders: Sequence[Path]) -> Path:
-    sections = [programs.markdown(r.scenario, r.observations, str(r.run["machine"]), r.run["userlands"])  # type: ignore[arg-type]
+    sections = [programs.markdown(r.scenario, r.observations, str(r.run["machine"]), r.run["userlands"])  # type: ignore[arg-type]  # run.json: dicts
                 for r in runs_in(folders)
                 if r.run.get("userlands") and any(isinstance(s, RunStep) for s in r.scenario.steps)]
     if not sections:
@@ -60,7 +60,8 @@ def programs_doc(folders: Sequence[Path]) -> Path:
 def _packages(run: dict[str, object]) -> dict[str, str]:
     """userland -> "libfaketime 0.9.10-2.1, libc6 2.36-9+deb12u14", from run.json."""
     found = {}
-    for userland in run.get("userlands", []):  # type: ignore[union-attr]
+    userlands = run.get("userlands")
+    for userland in userlands if isinstance(userlands, list) else []:
         versions = [str(p) for p in userland.get("packages", [])]
         shown = [p.split(":")[0] + " " + p.split("=", 1)[1] for p in versions if p.split(":")[0] in SHOWN_PACKAGES]
         found[str(userland.get("name"))] = ", ".join(shown)

@@ -102,8 +102,8 @@ class LiveView:
         return padded
 
     def _truth(self) -> int | None:
-        readings = [r.get("seconds") for f, r in self.pending.items() if f in ("time64", "native64")]
-        readings = [s for s in readings if isinstance(s, int)]
+        seen = [r.get("seconds") for f, r in self.pending.items() if f in ("time64", "native64")]
+        readings = [s for s in seen if isinstance(s, int)]
         return max(readings) if readings else None
 
     def flush(self) -> None:
@@ -171,7 +171,7 @@ class LiveGuest:
 def live_start(view: LiveView, start: StartGuest = Guest) -> StartGuest:
     def started(request: BootRequest) -> LiveGuest:
         return LiveGuest(start(request), view)
-    return started  # type: ignore[return-value]
+    return started
 
 
 def run_live(target_machine: Machine, start: StartGuest = Guest, out: TextIO = sys.stdout) -> tuple[JudgedRun, Path]:

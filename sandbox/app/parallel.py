@@ -20,7 +20,7 @@ import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import contextmanager
 from typing import TypeVar
 
 from sandbox.base.errors import Interrupted

@@ -74,7 +74,7 @@ def matters(difference: Difference) -> bool:
     if difference.field in CLOCK_FIELDS and isinstance(first, int) and isinstance(second, int):
         return abs(first - second) > TIME_SLACK_S
     if _is_time(first) and _is_time(second):
-        return abs(int(first) - int(second)) > TIME_SLACK_S  # type: ignore[call-overload]
+        return abs(int(first) - int(second)) > TIME_SLACK_S  # type: ignore[call-overload]  # _is_time: both int-like
     if isinstance(first, float) and isinstance(second, float):
         return abs(first - second) > FLOAT_SLACK_S
     return True

@@ -9,6 +9,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sandbox.app import evidence_docs
 from sandbox.app.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_PASSED, exit_code
@@ -22,7 +23,7 @@ from sandbox.audit.horizons import horizon_moments
 from sandbox.audit.junit import junit_xml
 from sandbox.audit.page import page_html
 from sandbox.audit.sarif import sarif_log
-from sandbox.audit.static import audit_static
+from sandbox.audit.static import StaticAudit, audit_static
 from sandbox.base import paths
 from sandbox.base.errors import SandboxError
 from sandbox.base.machines import MACHINES, machine
@@ -42,6 +43,9 @@ from sandbox.report.evidence import newest_results
 from sandbox.scenario import suite
 from sandbox.scenario.mutants import MUTANTS_FILE, load_mutants
 from sandbox.scenario.userlands import load_userlands
+
+if TYPE_CHECKING:  # the runtime audit's modules are imported only when it runs
+    from sandbox.audit.runtime import RuntimeAudit
 
 DEFAULT_MACHINE = "x86_64"
 """The machine of every verb that takes --machine, when none is given."""
@@ -234,6 +238,7 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
     baseline = load_baseline(Path(args.baseline)) if args.baseline else None  # a bad file stops before any boot
     if args.horizons and args.static:
         raise SandboxError("--horizons runs programs: it cannot go with --static")
+    result: StaticAudit | RuntimeAudit
     if args.static:
         result = audit_static(args.inputs)
         rejected, text = result.rejected, audit_lines.report(result)
@@ -323,6 +328,12 @@ def cmd_tree_diff(args: argparse.Namespace) -> int:
     pairs, alone = tree_diff.compare_folders(Path(args.results_a), Path(args.results_b))
     print(tree_diff.report(pairs, alone))
     return EXIT_PASSED if all(not p.verdicts and not p.differences for p in pairs) else EXIT_FAILED
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    """pyflakes and mypy over sandbox/ and pytest/ (sandbox/app/lint.py)."""
+    from sandbox.app.lint import lint
+    return lint()
 
 
 def cmd_reliability(args: argparse.Namespace) -> int:

@@ -42,7 +42,8 @@ class Finding:
 
 def findings(report: dict[str, object]) -> list[Finding]:
     found = []
-    for record in report.get("audits", []):  # type: ignore[union-attr]
+    audits = report.get("audits")
+    for record in audits if isinstance(audits, list) else []:
         runtime = record.get("runtime") or {}
         origin = record["origin"]
         found.append(Finding(origin["input"], origin["path"], record.get("build_id", ""), record["machine"],

@@ -64,8 +64,8 @@ def program_items(userland: str, root: Path) -> list[Known]:
 def runtime_agreement(known: list[Known]) -> Agreement:
     decided = [(k, AS_FATE[str(k.item.audit.runtime["verdict"])]) for k in known
                if k.item.audit.runtime and k.item.audit.runtime.get("verdict") in AS_FATE]
-    wrong = tuple(f"{k.item.audit.origin.name}: {k.item.audit.runtime['verdict']} "  # type: ignore[index]
-                  f"({k.item.audit.runtime['reason']}), expected {k.fate}"  # type: ignore[index]
+    wrong = tuple(f"{k.item.audit.origin.name}: {k.item.audit.runtime['verdict']} "  # type: ignore[index]  # decided: runtime set
+                  f"({k.item.audit.runtime['reason']}), expected {k.fate}"
                   for k, fate in decided if fate != k.fate)
     return Agreement(len(known), len(decided), len(decided) - len(wrong), wrong, "not exercised")
 

@@ -8,7 +8,7 @@ that holds decides (RULES).
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from sandbox.audit.runtime_facts import Refusal, Time32Call, Time32Truncation, clock_readings, shape
@@ -108,8 +108,8 @@ def _first_line(text: str) -> str:
     return f" ({line[:60]})" if line else ""
 
 
-def _distinct(items: object) -> list[str]:
-    return list(dict.fromkeys(items))  # type: ignore[call-overload]
+def _distinct(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
 
 
 Rule = tuple[Callable[[Runs], bool], str, Callable[[Runs], str]]

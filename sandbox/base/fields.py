@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import NoReturn, TypeGuard
 
 from sandbox.base.errors import InputError
 
@@ -23,11 +23,11 @@ def type_name(raw: object) -> str:
     return TYPE_NAMES.get(type(raw), type(raw).__name__)
 
 
-def is_int(raw: object) -> bool:
+def is_int(raw: object) -> TypeGuard[int]:
     return isinstance(raw, int) and not isinstance(raw, bool)
 
 
-def is_number(raw: object) -> bool:
+def is_number(raw: object) -> TypeGuard[int | float]:
     return isinstance(raw, (int, float)) and not isinstance(raw, bool)
 
 

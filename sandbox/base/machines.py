@@ -53,7 +53,7 @@ class Machine:
     # (Debian package, folder in it): the <asm/*.h> headers of the 32-bit ABI,
     # unpacked into the cache and added with -isystem (sandbox/build/deps.py
     # cflags32); () where the compiler has its own
-    asm_headers32: tuple[str, str]
+    asm_headers32: tuple[str, str] | tuple[()]
     # (extra cc flags, Debian package): a static libc that must be found for
     # those flags, and the package it comes from
     static_libcs: tuple[tuple[str, str], ...]

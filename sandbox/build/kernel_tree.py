@@ -20,7 +20,6 @@ Pure parts: check_tree, machine_of_config, merge_config, tree_key.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import shutil
@@ -48,7 +47,7 @@ def check_tree(tree: Path) -> str:
     if not tree.exists():
         raise SandboxError(f"--kernel-tree {tree}: no such folder")
     makefile = tree / "Makefile"
-    found = dict(m.groups() for m in _VERSION.finditer(makefile.read_text(errors="replace"))) \
+    found = {m[1]: m[2] for m in _VERSION.finditer(makefile.read_text(errors="replace"))} \
         if makefile.is_file() else {}
     if not tree.is_dir() or "VERSION" not in found or "PATCHLEVEL" not in found:
         raise SandboxError(f"--kernel-tree {tree}: not a Linux kernel tree (no Makefile with VERSION and PATCHLEVEL)")
@@ -105,10 +104,10 @@ def tree_identity(tree: Path) -> str:
     if (tree / ".git").exists():
         try:
             h = hashlib.sha256(_git(tree, "rev-parse", "HEAD") + _git(tree, "diff", "HEAD", "--binary"))
-            for name in _git(tree, "ls-files", "-z", "--others", "--exclude-standard").split(b"\0"):
-                if name:
-                    st = (tree / os.fsdecode(name)).lstat()
-                    h.update(name + f"\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
+            for untracked in _git(tree, "ls-files", "-z", "--others", "--exclude-standard").split(b"\0"):
+                if untracked:
+                    st = (tree / os.fsdecode(untracked)).lstat()
+                    h.update(untracked + f"\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
             return "git:" + h.hexdigest()
         except (subprocess.CalledProcessError, FileNotFoundError, OSError):
             pass  # not a usable git tree: fall back to mtimes

@@ -65,7 +65,7 @@ class Manifest:
 def _integer(raw: object, where: Where) -> int:
     if not is_int(raw):
         where.fail("expected an integer")
-    return int(raw)  # type: ignore[arg-type]
+    return int(raw)
 
 
 def _device(raw: object, where: Where) -> Device:

@@ -16,8 +16,6 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from sandbox.scenario.model import KERNEL_FINDINGS
-
 # (kind, pattern) — kinds in order of severity; the first match of a line wins.
 FAILURE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(pattern))

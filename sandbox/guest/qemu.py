@@ -389,6 +389,7 @@ class Guest:
             if line is None:
                 self._lines.put(None)
                 raise GuestDied(f"QEMU exited (code {self._proc and self._proc.wait()}){self._exit_reason()}")
+            assert isinstance(line, str)  # _FATAL and None are handled above
             event = self._parser.feed(line)
             if event is not None and not isinstance(event, protocol.Noise):
                 return event

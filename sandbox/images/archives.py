@@ -11,7 +11,7 @@ from __future__ import annotations
 import stat
 import tarfile
 from collections.abc import Iterator
-from typing import BinaryIO
+from typing import IO
 
 from sandbox.images.members import DIRECTORY, FILE, HARDLINK, OTHER, SYMLINK, Member
 
@@ -20,7 +20,7 @@ MAX_NAME = 4096  # PATH_MAX: a longer cpio name is a broken header
 MAX_LINK_TARGET = 4096
 
 
-def tar_members(stream: BinaryIO) -> Iterator[Member]:
+def tar_members(stream: IO[bytes]) -> Iterator[Member]:
     try:
         with tarfile.open(fileobj=stream, mode="r|") as archive:
             for info in archive:
@@ -41,7 +41,7 @@ def tar_members(stream: BinaryIO) -> Iterator[Member]:
 class _Part:
     """The next `size` bytes of a stream, as a file to read."""
 
-    def __init__(self, stream: BinaryIO, size: int) -> None:
+    def __init__(self, stream: IO[bytes], size: int) -> None:
         self.stream = stream
         self.left = size
 
@@ -58,14 +58,14 @@ class _Part:
             self.read(1 << 20)
 
 
-def _exactly(stream: BinaryIO, n: int) -> bytes:
+def _exactly(stream: IO[bytes], n: int) -> bytes:
     data = stream.read(n)
     if len(data) < n:
         raise ValueError("the archive ends inside a header")
     return data
 
 
-def _pad(stream: BinaryIO, length: int, align: int) -> None:
+def _pad(stream: IO[bytes], length: int, align: int) -> None:
     if align > 1 and length % align:
         _exactly(stream, align - length % align)
 
@@ -81,7 +81,7 @@ NEWC_FIELDS = ("ino", "mode", "uid", "gid", "nlink", "mtime", "filesize", "devma
 ODC_FIELDS = ("dev", "ino", "mode", "uid", "gid", "nlink", "rdev", "mtime", "namesize", "filesize")
 
 
-def _header(stream: BinaryIO) -> tuple[dict[str, int], int]:
+def _header(stream: IO[bytes]) -> tuple[dict[str, int], int]:
     magic = _exactly(stream, 6)
     if magic not in CPIO_HEADERS:
         raise ValueError(f"bad cpio header magic {magic!r}")
@@ -99,7 +99,7 @@ def _header(stream: BinaryIO) -> tuple[dict[str, int], int]:
     return fields, align
 
 
-def cpio_members(stream: BinaryIO) -> Iterator[Member]:
+def cpio_members(stream: IO[bytes]) -> Iterator[Member]:
     """Members in order; a file with several links (one inode, its data on
     one of its names) is the first name, then hard links to it."""
     first_name: dict[tuple[int, int], str] = {}

@@ -20,7 +20,7 @@ import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 from sandbox.base.errors import InputError
 from sandbox.images.limits import ImageLimits
@@ -35,7 +35,7 @@ class Member:
     kind: str  # FILE, DIRECTORY, SYMLINK, HARDLINK, OTHER
     mode: int = 0o644  # permission bits
     size: int = 0  # a file's length
-    data: BinaryIO | None = None  # a file's contents, read from the archive
+    data: IO[bytes] | None = None  # a file's contents, read from the archive
     target: str = ""  # a symbolic link's target, or a hard link's member name
 
 

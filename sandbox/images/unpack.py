@@ -19,7 +19,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, cast
 
 from sandbox.base.errors import InputError
 from sandbox.images.archives import cpio_members, tar_members
@@ -28,14 +28,14 @@ from sandbox.images.formats import ARCHIVES, COMPRESSIONS, HEAD, read_head, snif
 from sandbox.images.limits import ImageLimits
 from sandbox.images.members import Member, Writer
 
-READERS: dict[str, Callable[[BinaryIO], Iterator[Member]]] = {"tar": tar_members, "cpio": cpio_members}
+READERS: dict[str, Callable[[IO[bytes]], Iterator[Member]]] = {"tar": tar_members, "cpio": cpio_members}
 FILESYSTEMS: dict[str, Callable[[Path, Path, ImageLimits], None]] = {"ext": ext_unpack,
                                                                      "squashfs": squashfs_unpack}
 STREAM_ERRORS = (EOFError, OSError, lzma.LZMAError, zlib.error, ValueError)
 
 
 @contextmanager
-def _zstd(path: Path) -> Iterator[BinaryIO]:
+def _zstd(path: Path) -> Iterator[IO[bytes]]:
     try:
         child = subprocess.Popen(["zstd", "-dcq", "--", str(path)], stdout=subprocess.PIPE,
                                  stderr=subprocess.DEVNULL)
@@ -51,14 +51,14 @@ def _zstd(path: Path) -> Iterator[BinaryIO]:
 
 
 @contextmanager
-def _opened(path: Path, compression: str) -> Iterator[BinaryIO]:
+def _opened(path: Path, compression: str) -> Iterator[IO[bytes]]:
     if compression == "zst":
         with _zstd(path) as stream:
             yield stream
         return
-    openers: dict[str, Callable[[Path], BinaryIO]] = {
-        "": lambda p: p.open("rb"), "gz": lambda p: gzip.open(p, "rb"),  # type: ignore[dict-item]
-        "xz": lambda p: lzma.open(p, "rb"), "bz2": lambda p: bz2.open(p, "rb")}  # type: ignore[dict-item]
+    openers: dict[str, Callable[[Path], IO[bytes]]] = {
+        "": lambda p: p.open("rb"), "gz": lambda p: cast(IO[bytes], gzip.open(p, "rb")),  # GzipFile: a binary stream
+        "xz": lambda p: lzma.open(p, "rb"), "bz2": lambda p: bz2.open(p, "rb")}
     with openers[compression](path) as stream:
         yield stream
 
@@ -66,7 +66,7 @@ def _opened(path: Path, compression: str) -> Iterator[BinaryIO]:
 class _Prefixed(io.RawIOBase):
     """A stream whose first bytes were already read to find its format."""
 
-    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+    def __init__(self, head: bytes, rest: IO[bytes]) -> None:
         self.head, self.rest = head, rest
 
     def readable(self) -> bool:
@@ -100,7 +100,7 @@ def _archive(path: Path, dest: Path, limits: ImageLimits, compression: str) -> N
                 what = f"{compression}-compressed " if compression else ""
                 raise InputError(str(path), "image", f"a {what}stream holding neither a tar nor a cpio archive")
             stream = io.BufferedReader(_Prefixed(head, raw), 1 << 20)
-            for member in READERS[kind](stream):  # type: ignore[arg-type]
+            for member in READERS[kind](stream):
                 writer.add(member)
     except InputError:
         raise

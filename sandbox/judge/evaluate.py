@@ -66,7 +66,7 @@ class ScenarioResult:
 
     @property
     def passed(self) -> bool:
-        return all(verdict.passed for verdict in (*self.verdicts, *self.kernel))
+        return all(v.passed for v in self.verdicts) and all(k.passed for k in self.kernel)
 
     @property
     def kernel_failures(self) -> tuple[KernelVerdict, ...]:

@@ -39,7 +39,7 @@ def _numbered(observations: Iterable[Observation]) -> dict[tuple[str, ...], Obse
     """Each observation under its key and its occurrence of that key (a phase
     may print one call more than once)."""
     seen: dict[tuple[str, ...], int] = defaultdict(int)
-    numbered = {}
+    numbered: dict[tuple[str, ...], Observation] = {}
     for observation in observations:
         occurrence = seen[observation.key]
         seen[observation.key] += 1

@@ -10,9 +10,10 @@ separately whether that was what the scenario expected.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set as AbstractSet
 from dataclasses import dataclass
 
+from sandbox.base.fields import is_int, is_number
 from sandbox.base.timefmt import INT32_MAX, INT32_MIN, UINT32_SPAN, format_time
 from sandbox.judge.evaluate import Verdict
 from sandbox.run.observations import Observation, Value
@@ -121,36 +122,32 @@ def _time_fields(step: object, call: str, observations: Iterable[Observation]) -
     return frozenset(n for n in names if info is not None and info.is_time(call, n))
 
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _wrapped(observation: Observation, peers: Sequence[Observation], times: frozenset[str]) -> bool:
     for name in times:
         value = observation.values.get(name)
-        if not _is_int(value):
+        if not is_int(value):
             continue
-        if INT32_MIN <= value < 0:  # type: ignore[operator]
+        if INT32_MIN <= value < 0:
             return True
         others = [p.values.get(name) for p in peers if p.errno is None or name in p.values]
-        if any(_is_int(v) and v > value and (v - value) % UINT32_SPAN == 0 for v in others):  # type: ignore[operator]
+        if any(is_int(v) and v > value and (v - value) % UINT32_SPAN == 0 for v in others):
             return True
     return False
 
 
 def _clamped(observation: Observation, peers: Sequence[Observation], times: frozenset[str],
-             clamp_fields: set[str]) -> bool:
+             clamp_fields: AbstractSet[str]) -> bool:
     values = observation.values
     for name in clamp_fields:
         if name in values:
             return True
     sent, stored = values.get("sent"), values.get("seconds")
-    if _is_int(sent) and _is_int(stored) and stored < sent:  # type: ignore[operator]
+    if is_int(sent) and is_int(stored) and stored < sent:
         return True  # the filesystem kept less than the program sent
     for name in times:
         value = values.get(name)
         others = [p.values.get(name) for p in peers]
-        if value == INT32_MAX and any(_is_int(v) and v > INT32_MAX for v in others):  # type: ignore[operator]
+        if value == INT32_MAX and any(is_int(v) and v > INT32_MAX for v in others):
             return True
     return False
 
@@ -162,13 +159,13 @@ def _wrong(observation: Observation, peers: Sequence[Observation], times: frozen
     set-clock, hwclock or reset-clock before; without one, two or more agree)."""
     for name in times:
         value = observation.values.get(name)
-        others = [p.values.get(name) for p in peers if _is_int(p.values.get(name))]
-        if not _is_int(value) or not others or max(others) - min(others) > WRONG_SECONDS:  # type: ignore[operator]
+        others = [v for p in peers if is_int(v := p.values.get(name))]
+        if not is_int(value) or not others or max(others) - min(others) > WRONG_SECONDS:
             continue
-        if not all(abs(value - v) > WRONG_SECONDS for v in others):  # type: ignore[operator]
+        if not all(abs(value - v) > WRONG_SECONDS for v in others):
             continue
         if clock is not None:
-            if all(abs(v - clock) <= WRONG_SECONDS for v in others):  # type: ignore[operator]
+            if all(abs(v - clock) <= WRONG_SECONDS for v in others):
                 return True
         elif len(others) >= 2:
             return True
@@ -179,14 +176,14 @@ def _early(observation: Observation, peers: Sequence[Observation]) -> bool:
     elapsed = observation.values.get("elapsed")
     if not isinstance(elapsed, (int, float)) or observation.errno not in (None, *WAIT_ENDINGS):
         return False
-    lengths = [p.values.get("elapsed") for p in peers] + [observation.values.get("delay")]
-    lengths = [v for v in lengths if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    candidates = [p.values.get("elapsed") for p in peers] + [observation.values.get("delay")]
+    lengths = [v for v in candidates if is_number(v)]
     reference = max(lengths, default=0.0)
     return reference >= EARLY_MIN_SECONDS and elapsed < EARLY_FRACTION * reference
 
 
 def classify(observation: Observation, peers: Sequence[Observation], times: frozenset[str],
-             clamp_fields: set[str] = frozenset(), clock: int | None = None) -> str:  # type: ignore[assignment]
+             clamp_fields: AbstractSet[str] = frozenset(), clock: int | None = None) -> str:
     """What happened to one call: peers are the same call's observations in the
     other flavours of the phase (a wrap is 2**32 s off theirs, an early wait
     much shorter than theirs)."""
@@ -212,11 +209,12 @@ SEVERITY = (ERROR, EARLY, WRAPPED, WRONG, CLAMPED, RIGHT)
 def step_clocks(scenario: Scenario) -> dict[int, int]:
     """Per step index, the last time the scenario put the clock at before it ran:
     the RTC at boot, a set-clock or hwclock step, the step's own reset-clock."""
-    clocks, clock = {}, scenario.rtc
+    clocks: dict[int, int] = {}
+    clock: int = scenario.rtc
     for step in scenario.steps:
         for attribute in ("time", "reset_clock"):  # SetClockStep / HwclockStep, ProbeStep
             value = getattr(step, attribute, None)
-            if _is_int(value) and step.kind in ("set-clock", "hwclock", "probe"):
+            if is_int(value) and step.kind in ("set-clock", "hwclock", "probe"):
                 clock = value
         clocks[step.index] = clock
     return clocks
@@ -275,8 +273,8 @@ def headline(cell: Cell, compact: bool = False, limit: int | None = None) -> str
     values = first.values
     if first.errno is not None:
         elapsed = values.get("elapsed")
-        waited = first.errno in WAIT_ENDINGS and isinstance(elapsed, (int, float))
-        return first.errno + (f" {show_value(elapsed, False)}s" if waited else "")
+        waited = first.errno in WAIT_ENDINGS and is_number(elapsed)
+        return first.errno + (f" {show_value(elapsed, False)}s" if waited and elapsed is not None else "")
     shown = [f for f in cell.expected_fields if f in values] or (["seconds"] if "seconds" in values else [])
     if shown == ["seconds"]:
         return cell.value_text("seconds", values["seconds"], compact)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*(\]\]?)\s*(#.*)?$")
@@ -199,13 +200,14 @@ def parse_comments(text: str) -> ScenarioComments:
 
 
 def _expect_header(table: tuple[str, ...], comment: str, step: int,
-                   last_call_comment: dict[tuple[int, str, str], str], attach: object) -> None:
+                   last_call_comment: dict[tuple[int, str, str], str],
+                   attach: Callable[[tuple[str, ...], str], None]) -> None:
     """An expect table's own comment, or, for a call table without one, the
     comment of the flavour's previous call table in the step."""
     _, machine, flavour, call = table
     if not comment and call:
         comment = last_call_comment.get((step, machine, flavour), "")
-    attach(table, comment)  # type: ignore[operator]
+    attach(table, comment)
 
 
 def _name_variants(text: str, variant_text: dict[int, str], found: ScenarioComments) -> None:

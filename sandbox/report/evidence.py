@@ -26,6 +26,7 @@ from sandbox.judge.evaluate import Verdict
 from sandbox.run.observations import Observation
 from sandbox.scenario.catalogue import Catalogue
 from sandbox.scenario.model import Scenario
+from sandbox.scenario.userlands import Userlands
 
 RUN_FILE = "run.json"
 FACTS_FILE = "facts.json"
@@ -134,7 +135,7 @@ class ScenarioReader:
     each text parsed once."""
 
     def __init__(self, catalogue: Catalogue, machines: dict[str, tuple[str, ...]],
-                 scenarios: Path = SCENARIOS, userlands: object = None) -> None:
+                 scenarios: Path = SCENARIOS, userlands: Userlands | None = None) -> None:
         self.catalogue = catalogue
         self.machines = machines
         self.scenarios = scenarios

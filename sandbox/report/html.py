@@ -117,7 +117,7 @@ def _evidence_links(results: Path, run: RunEvidence) -> str:
 
 def _commands_by_step(run: RunEvidence) -> dict[tuple[int, str], str]:
     """(step, flavour) -> the guest command, from run.json (the flavour is the probe's folder)."""
-    found = {}
+    found: dict[tuple[int, str], str] = {}
     for command in run.info.get("commands", []):
         shell = str(command.get("shell", ""))
         parts = shell.split(" ", 1)[0].split("/")

@@ -123,7 +123,8 @@ def markdown(scenario: Scenario, observations: Sequence[Observation], machine: s
         lines.append(f"| {step.phase} | " + " | ".join(cells) + " |")
     lines += ["", "Packages:", ""]
     for u in userlands:
-        packages = [str(p) for p in u.get("packages", []) if isinstance(p, str)]  # type: ignore[union-attr]
+        listed = u.get("packages")
+        packages = [p for p in listed if isinstance(p, str)] if isinstance(listed, list) else []
         shown = [p for p in packages if p.split(":")[0] in ("libc6", "coreutils", "findutils", "tar", "cpio",
                                                            "sqlite3", "python3-minimal", "perl-base", "gawk",
                                                            "openssl", "dash")]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Sequence
+from typing import Any
 from dataclasses import dataclass
 
 from sandbox.base.timefmt import INT32_MIN, ROLLOVER, UINT32_SPAN, format_time
@@ -100,19 +101,19 @@ def clock_readings(observations: Iterable[Observation], phases: Sequence[str]) -
     return sorted(readings, key=lambda r: (r.order, r.truth))
 
 
-def _pyplot():  # type: ignore[no-untyped-def]
+def _pyplot():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     return plt
 
 
-def _png(fig: object) -> bytes:
+def _png(fig: Any) -> bytes:  # matplotlib ships no types: its objects are Any
     """The figure as a PNG of at most PALETTE colours (a sixth of the size;
     the charts have few colours), or as drawn when PIL is missing."""
     plt = _pyplot()
     out = io.BytesIO()
-    fig.savefig(out, format="png", dpi=DPI)  # type: ignore[attr-defined]
+    fig.savefig(out, format="png", dpi=DPI)
     plt.close(fig)
     try:
         from PIL import Image
@@ -224,22 +225,22 @@ def clock_chart(readings: Sequence[Reading], title: str) -> Chart | None:
     return Chart(title, _png(fig), alt)
 
 
-def _draw_path(ax: dict[str, object], mine: list[Reading], colour: str) -> None:
+def _draw_path(ax: dict[str, Any], mine: list[Reading], colour: str) -> None:
     """Join a flavour's readings in time order; a reading that wrapped after a
     right one falls from the rollover on the upper panel to the rollover on
     the lower one; a failed reading breaks the line."""
     for a, b in zip(mine, mine[1:]):
         if a.value is None or b.value is None:
             if a.value is not None and not a.wrapped and b.truth >= ROLLOVER > a.truth:
-                ax["right"].plot([a.truth, ROLLOVER], [a.value, ROLLOVER], color=colour, lw=1,  # type: ignore[attr-defined]
+                ax["right"].plot([a.truth, ROLLOVER], [a.value, ROLLOVER], color=colour, lw=1,
                                  alpha=0.6)
             continue
         if a.wrapped == b.wrapped:
             panel = "wrapped" if a.wrapped else "right"
-            ax[panel].plot([a.truth, b.truth], [a.value, b.value], color=colour, lw=1, alpha=0.6)  # type: ignore[attr-defined]
+            ax[panel].plot([a.truth, b.truth], [a.value, b.value], color=colour, lw=1, alpha=0.6)
         elif not a.wrapped and b.wrapped and "wrapped" in ax:
-            ax["right"].plot([a.truth, ROLLOVER], [a.value, ROLLOVER], color=colour, lw=1, alpha=0.6)  # type: ignore[attr-defined]
-            ax["wrapped"].plot([ROLLOVER, b.truth], [ROLLOVER - UINT32_SPAN, b.value], color=colour, lw=1,  # type: ignore[attr-defined]
+            ax["right"].plot([a.truth, ROLLOVER], [a.value, ROLLOVER], color=colour, lw=1, alpha=0.6)
+            ax["wrapped"].plot([ROLLOVER, b.truth], [ROLLOVER - UINT32_SPAN, b.value], color=colour, lw=1,
                                alpha=0.6)
 
 

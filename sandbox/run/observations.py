@@ -77,7 +77,7 @@ class Observation:
             raise ValueError(f"errno must be a string, got {errno!r}")
         values = {key: value for key, value in record.items() if key not in RESERVED_KEYS}
         identity = {key: str(record[key]) for key in IDENTITY_KEYS}
-        return cls(**identity, values=values, errno=errno)  # type: ignore[arg-type]
+        return cls(**identity, values=values, errno=errno)  # type: ignore[arg-type]  # values: JSON scalars as written
 
 
 class ProbeOutputError(ValueError):

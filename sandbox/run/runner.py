@@ -43,8 +43,11 @@ BOOT_SECONDS = 60.0  # boot-to-agent-ready, within the scenario's deadline
 class GuestPort(Protocol):
     """The guest as the runner sees it."""
 
-    boot_seconds: float
-    boot_phases: Mapping[str, float]  # guest.qemu BOOT_PHASES: wall seconds each, as far as seen
+    @property
+    def boot_seconds(self) -> float: ...
+
+    @property
+    def boot_phases(self) -> Mapping[str, float]: ...  # guest.qemu BOOT_PHASES: wall seconds each, as far as seen
 
     def wait_ready(self, deadline: Deadline) -> str: ...
 
@@ -82,13 +85,13 @@ class Boot:
 
 
 # What went wrong, by exception type: the guest's fate, not the scenario's.
-FAILURE_OUTCOMES: dict[type, str] = {
+FAILURE_OUTCOMES: dict[type[BaseException], str] = {
     GuestHung: "hang",
     GuestDied: "guest-exited",
     protocol.ProtocolError: "agent-error",
     ProbeOutputError: "agent-error",  # probe output that is not JSON lines
 }
-GUEST_FAILURES = tuple(FAILURE_OUTCOMES)
+GUEST_FAILURES: tuple[type[BaseException], ...] = tuple(FAILURE_OUTCOMES)
 
 
 def classify(failure: BaseException | None, findings: tuple[klog.Finding, ...],

@@ -99,7 +99,7 @@ def _fields(raw: object, where: Where) -> Mapping[str, str]:
             where.at(name).fail(f"unknown field kind {kind!r} (known: {', '.join(FIELD_KINDS)})")
         if name == "errno":
             where.at(name).fail("'errno' is implicit for every call; do not declare it")
-    return MappingProxyType(dict(fields))  # type: ignore[arg-type]
+    return MappingProxyType({name: str(kind) for name, kind in fields.items()})  # each kind is a FIELD_KINDS name
 
 
 _ENTRY_KEYS = ("calls", "flavours", "only", "usage", "about")

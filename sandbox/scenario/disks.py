@@ -141,9 +141,9 @@ def _kind(raw: object, where: Where) -> FsKind:
 def _size(raw: object, kind: FsKind, where: Where) -> int:
     if not is_int(raw):
         where.fail(f"expected an integer number of MiB, got {type_name(raw)}")
-    if not kind.min_size_mib <= raw <= MAX_SIZE_MIB:  # type: ignore[operator]
+    if not kind.min_size_mib <= raw <= MAX_SIZE_MIB:
         where.fail(f"{raw} MiB is outside {kind.min_size_mib}..{MAX_SIZE_MIB} for {kind.name}")
-    return int(raw)  # type: ignore[arg-type]
+    return int(raw)
 
 
 def _option_value(raw: object, option: Option, where: Where) -> OptionValue:
@@ -153,7 +153,7 @@ def _option_value(raw: object, option: Option, where: Where) -> OptionValue:
         where.fail(f"expected {wanted}, got {type_name(raw)}")
     if option.choices and raw not in option.choices:
         where.fail(f"{raw} is not one of {', '.join(map(str, option.choices))}")
-    return raw  # type: ignore[return-value]
+    return raw  # type: ignore[return-value]  # checked above: a bool or an int, as the option's kind
 
 
 def _disk(raw: object, where: Where) -> Disk:

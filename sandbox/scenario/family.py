@@ -164,7 +164,7 @@ def expand(document: dict[str, object], where: Where) -> list[Member]:
     rows = _variants(document["variant"], where.at("variant")) if "variant" in document else [("", {})]
     members = []
     for variant, row in rows:
-        scope = {**values, **row, "variant": variant} if variant else {**values, **row}
+        scope: dict[str, object] = {**values, **row, "variant": variant} if variant else {**values, **row}
         expanded = _substitute(plain, scope, where)
         assert isinstance(expanded, dict)
         if isinstance(expanded.get("step"), list):

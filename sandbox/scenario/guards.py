@@ -27,6 +27,7 @@ import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TypeGuard
 
 from sandbox.base.errors import InputError
 from sandbox.base.fields import Where, is_number, type_name
@@ -83,11 +84,11 @@ def text(raw: str, where: Where) -> str:
 
 
 def timeout(raw: object, where: Where) -> float | int:
-    if not is_number(raw) or not raw > 0:  # type: ignore[operator]  # NaN is not > 0 either
+    if not is_number(raw) or not raw > 0:  # NaN is not > 0 either
         where.fail(f"expected a positive number of seconds, got {_shown(raw)}")
-    if not math.isfinite(raw) or raw > TIMEOUT_MAX:  # type: ignore[arg-type]
+    if not math.isfinite(raw) or raw > TIMEOUT_MAX:
         where.fail(f"{raw!r} seconds is past the limit of {TIMEOUT_MAX} s")
-    return raw  # type: ignore[return-value]
+    return raw
 
 
 def waits(steps: Iterable[tuple[int, float]], limit: float, where: Where) -> None:
@@ -118,8 +119,8 @@ def expected_time(seconds: int) -> str | None:
             f"{format_time(EXPECT_TIME_MAX)}, the times an expectation may name")
 
 
-def finite(raw: object) -> bool:
-    return is_number(raw) and math.isfinite(raw)  # type: ignore[arg-type]
+def finite(raw: object) -> TypeGuard[int | float]:
+    return is_number(raw) and math.isfinite(raw)
 
 
 def kernel_args(args: tuple[str, ...], where: Where) -> tuple[str, ...]:

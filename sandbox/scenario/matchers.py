@@ -76,7 +76,7 @@ class Between:
     as_time: bool = False
 
     def matches(self, observed: Value | None) -> bool:
-        return is_number(observed) and self.lo <= observed <= self.hi  # type: ignore[operator]
+        return is_number(observed) and self.lo <= observed <= self.hi
 
     def describe(self) -> str:
         return f"in [{_render(self.lo, self.as_time)}, {_render(self.hi, self.as_time)}]"
@@ -92,7 +92,7 @@ class Outside:
     as_time: bool = False
 
     def matches(self, observed: Value | None) -> bool:
-        return is_number(observed) and not self.lo <= observed <= self.hi  # type: ignore[operator]
+        return is_number(observed) and not self.lo <= observed <= self.hi
 
     def describe(self) -> str:
         return f"a number outside [{_render(self.lo, self.as_time)}, {_render(self.hi, self.as_time)}]"
@@ -136,7 +136,7 @@ class Elapsed:
     hi: float
 
     def matches(self, observed: Value | None) -> bool:
-        return is_number(observed) and self.lo <= observed <= self.hi  # type: ignore[operator]
+        return is_number(observed) and self.lo <= observed <= self.hi
 
     def describe(self) -> str:
         return f"elapsed in [{self.lo} s, {self.hi} s]"
@@ -164,7 +164,7 @@ def _instant(raw: object) -> tuple[Number, bool]:
     if is_number(raw):
         if not finite(raw):
             raise MatcherError(f"{raw!r} is not a finite number")
-        return raw, False  # type: ignore[return-value]
+        return raw, False
     if isinstance(raw, (_dt.datetime, str)):
         try:
             seconds = seconds_from_datetime(raw) if isinstance(raw, _dt.datetime) else parse_time(raw)
@@ -222,10 +222,10 @@ def _elapsed(raw: object) -> Elapsed:
     lo, hi = _pair(raw, "a number of seconds")
     if not (finite(lo) and finite(hi)):
         raise MatcherError("expected [lo, hi] in seconds (numbers)")
-    if lo < 0:  # type: ignore[operator]
+    if lo < 0:
         raise MatcherError(f"a duration cannot be negative: {lo}")
-    _ordered(lo, hi, False)  # type: ignore[arg-type]
-    return Elapsed(float(lo), float(hi))  # type: ignore[arg-type]
+    _ordered(lo, hi, False)
+    return Elapsed(float(lo), float(hi))
 
 
 def _matches(raw: object) -> Matches:

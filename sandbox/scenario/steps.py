@@ -306,13 +306,13 @@ def _run_step(table: Mapping[str, object], index: int, where: Where, context: St
     userlands = _userlands(require(table, "userlands", where), where.at("userlands"), context)
     stdin = string(table["stdin"], where.at("stdin")) if "stdin" in table else None
     timeout = table.get("timeout", 10)
-    if not is_number(timeout) or not 0 < timeout <= RUN_TIMEOUT_MAX:  # type: ignore[operator]
+    if not is_number(timeout) or not 0 < timeout <= RUN_TIMEOUT_MAX:
         where.at("timeout").fail(f"expected a number of seconds in (0, {RUN_TIMEOUT_MAX}], got {timeout!r}")
     pattern = _time_pattern(table["time-pattern"], where.at("time-pattern")) if "time-pattern" in table else None
     info = _run_info(argv[0].rsplit("/", 1)[-1], userlands, pattern is not None)
     expectations = _run_expectations(table.get("expect", {}), info, where.at("expect"))
     return RunStep(index, phase, argv, userlands, expectations, _one_call_machine_expectations(table, info, where, context),
-                   stdin=stdin, timeout=timeout, time_pattern=pattern, info=info)  # type: ignore[arg-type]
+                   stdin=stdin, timeout=timeout, time_pattern=pattern, info=info)
 
 
 def _one_call_machine_expectations(table: Mapping[str, object], info: ProbeInfo, where: Where,
@@ -342,7 +342,7 @@ def _ntp_sync_step(table: Mapping[str, object], index: int, where: Where, contex
                                   "in rootfs/userlands.toml)")
     phase = _phase(require(table, "phase", where), where.at("phase"))
     timeout = table.get("timeout", 30)
-    if not is_number(timeout) or not 0 < timeout <= NTP_SYNC_TIMEOUT_MAX:  # type: ignore[operator]
+    if not is_number(timeout) or not 0 < timeout <= NTP_SYNC_TIMEOUT_MAX:
         where.at("timeout").fail(f"expected a number of seconds in (0, {NTP_SYNC_TIMEOUT_MAX}], got {timeout!r}")
     server = _ipv4(table["server"], where.at("server")) if "server" in table else None
     must_step = table.get("must-step", True)
@@ -351,7 +351,7 @@ def _ntp_sync_step(table: Mapping[str, object], index: int, where: Where, contex
     info = ProbeInfo(NTP_PROBE, (userland,), MappingProxyType({NTP_CALL: CallInfo(
         NTP_CALL, MappingProxyType(NTP_FIELDS), (userland,))}))
     expectations = _run_expectations(table.get("expect", {}), info, where.at("expect"))
-    return NtpSyncStep(index, phase, userland, server, timeout, must_step, expectations,  # type: ignore[arg-type]
+    return NtpSyncStep(index, phase, userland, server, timeout, must_step, expectations,
                        _one_call_machine_expectations(table, info, where, context), info)
 
 
@@ -420,9 +420,9 @@ waits must add up to less than the scenario's timeout (guards.waits)."""
 
 def _wait_step(table: Mapping[str, object], index: int, where: Where, context: StepContext) -> WaitStep:
     seconds = table["wait"]
-    if not is_number(seconds) or not 0 < seconds <= WAIT_MAX:  # type: ignore[operator]
+    if not is_number(seconds) or not 0 < seconds <= WAIT_MAX:
         where.at("wait").fail(f"expected a number of seconds in (0, {WAIT_MAX}], got {seconds!r}")
-    return WaitStep(index, seconds)  # type: ignore[arg-type]
+    return WaitStep(index, seconds)
 
 
 _SYSCTL_NAME_RE = re.compile(r"[a-z0-9_]+(\.[a-z0-9_]+)+")

@@ -122,7 +122,7 @@ def unit_facts(observed: Observed) -> list[UnitFacts]:
         for unit, state in observe.unit_states(str(look.get("states", ""))).items():
             seen_states.setdefault(unit, set()).add(state)
     names = sorted(u for u in set(before) | set(after) if u.endswith(TABLE_KINDS)
-                   and (before.get(u) or after.get(u, {})).get("LoadState") != "not-found")
+                   and (before.get(u) or after.get(u) or {}).get("LoadState") != "not-found")
     facts = []
     for unit in names:
         b, a = before.get(unit), after.get(unit)
