@@ -12,6 +12,12 @@ the demo's runs), and what the set-up installed (dpkg's package count and
 installed size in the root, before and after). The whole output is kept in
 the results folder. A benchmark, not part of .ci/run.
 
+The root trusts what the host's network needs: the host's local CA
+certificates (/usr/local/share/ca-certificates, as a TLS-inspecting proxy
+requires) are added to the root's store, and NODE_EXTRA_CA_CERTS passes in
+when the host sets it, as resolv.conf does for names. Nothing else of the
+host's configuration goes in.
+
 QEMU in the root runs with TCG (Y2038_ACCEL=tcg): the host's /dev is bound
 into the root, and /dev/kvm there hangs guests on this kind of machine.
 """
@@ -59,6 +65,9 @@ PHASES = (  # (phase, what its progress lines say), the first match decides
 """The demo's phases. Until its first progress line the demo is installing
 packages (sandbox/__main__.py installs before anything else); a progress
 line that names no phase leaves the phase as it was."""
+LOCAL_CAS = Path("/usr/local/share/ca-certificates")
+PASSED_IN = ("NODE_EXTRA_CA_CERTS",)
+"""The host's environment variables the root gets (the network's trust)."""
 CHROOT_ENV = {"HOME": "/root", "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
               "LANG": "C.UTF-8", "TERM": "dumb", "Y2038_ACCEL": "tcg"}
 
@@ -196,7 +205,8 @@ def run_in_root(root: Path, command: str, log: "Log") -> LineRun:
     run = LineRun(command)
     log.write(f"\n$ {command}\n")
     start = time.monotonic()
-    argv = ["chroot", str(root), "/usr/bin/env", "-i", *(f"{k}={v}" for k, v in CHROOT_ENV.items()),
+    env = CHROOT_ENV | {name: os.environ[name] for name in PASSED_IN if name in os.environ}
+    argv = ["chroot", str(root), "/usr/bin/env", "-i", *(f"{k}={v}" for k, v in env.items()),
             "/bin/bash", "-c", f"cd {CLONE} && {command}"]
     with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                           errors="replace", bufsize=1) as proc:
@@ -234,6 +244,12 @@ def build_root(root: Path, log: Log) -> float:
         raise SandboxError(f"mmdebstrap failed with exit code {proc.returncode} (log: {log.path})")
     if not (root / "etc/resolv.conf").exists():  # names resolve inside as outside
         shutil.copy("/etc/resolv.conf", root / "etc/resolv.conf")
+    local_cas = sorted(LOCAL_CAS.glob("*.crt"))
+    if local_cas:  # the network's trust, as the host has it
+        for ca in local_cas:
+            shutil.copy(ca, root / str(LOCAL_CAS).lstrip("/") / ca.name)
+        subprocess.run(["chroot", str(root), "update-ca-certificates"], stdout=log.file, stderr=subprocess.STDOUT,
+                       check=True)
     return time.monotonic() - start
 
 
