@@ -26,6 +26,7 @@ from sandbox.build.kernel import (KernelRequest, build_kernel, ccache_counts, co
                      source_for)
 from sandbox.base.machines import MACHINES, Machine
 from sandbox.app.jobs import takes_memory_disks
+from sandbox.app.system_bench import system_figures
 from sandbox.guest.qemu import BootRequest, Guest, memory_regions
 from sandbox.build.userland import UserlandArtifact, build_userland, userland_image, with_userlands
 from sandbox.run.plan import userland_commands
@@ -202,10 +203,14 @@ def _cpus() -> int:
 
 def bench(machine: Machine, cold: bool = True, static_audit_only: bool = False,
           runtime_audit_only: bool = False, speed_only: bool = False, suite: bool = True,
-          cold_ci: bool = False, command: str = "just bench") -> Path:
+          cold_ci: bool = False, command: str = "just bench",
+          system_only: bool = False) -> Path:
     what = ("speed figures" if speed_only else "static audit figures" if static_audit_only
-            else "runtime audit figures" if runtime_audit_only else "build, boot, audit and speed figures")
-    if speed_only:
+            else "runtime audit figures" if runtime_audit_only else "system figures" if system_only
+            else "build, boot, audit and speed figures")
+    if system_only:  # a system image and one boot of it
+        figures = system_figures(paths.new_results_dir("bench-system"))
+    elif speed_only:
         figures = speed_figures(prepare_target(machine), suite, cold_ci)
     elif static_audit_only:  # no kernel, no boot
         figures = static_audit_figures(machine) + agreement_figures()

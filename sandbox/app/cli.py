@@ -104,6 +104,9 @@ def parser() -> argparse.ArgumentParser:
                    help="only the fresh-machine check: the README's set-up lines up to `just demo` in a pristine "
                         "Debian 12 root (mmdebstrap, chroot; root; 20-60 min, cold), each phase timed")
     b.add_argument("--keep-root", action="store_true", help="with --fresh-machine: keep the root in /var/tmp")
+    b.add_argument("--system", action="store_true",
+                   help="only the whole-system figures: the Debian 12 armhf image's build and size, power-on "
+                        "to settled, the night across the rollover under warp (docs/system-rehearsal.md)")
     b.add_argument("--runtime-audit", action="store_true",
                    help="only the runtime audit's figures: time per program and agreement with known answers "
                         "on the machine (one boot)")

@@ -135,6 +135,9 @@ def unit_facts(observed: Observed) -> list[UnitFacts]:
             max(_int((a or {}).get("NRestarts")) - _int((b or {}).get("NRestarts")), 0),
             tuple(errors.get(unit, ())), time32.get(unit, 0), tuple(truncations.get(unit, ())),
             missed.get(unit, "") if unit in missed else "", active or triggered or bool(errors.get(unit))))
+    known = {who for who, _ in PERIODIC_JOBS}
+    for who in sorted(set(ticks) - known):  # another init's periodic job (an inittab line): no unit but itself
+        facts.append(UnitFacts(f"{who} (periodic job)", missed=missed_runs(ticks[who], observed.start, observed.end)))
     return facts
 
 

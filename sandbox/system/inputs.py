@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sandbox.base.errors import SandboxError
 from sandbox.build.userland import image_command
+from sandbox.images import unpack_image
 
 ELF_MACHINES = {40: "armhf", 3: "i386", 62: "amd64"}  # e_machine -> the Debian architecture
 INIT = "/sbin/init"
