@@ -5,8 +5,11 @@
 
 Each counts the image's entries and bytes first (debugfs's superblock
 stats, unsquashfs -lls) and refuses one past the limits before writing
-anything. A filesystem cannot hold a name with "/" or "..", and a link is
-written as a link, so nothing lands outside dest (squashfs-tools 4.5.1
+anything. debugfs writes every name of a file with several hard links as
+a copy of its own: relink_ext() lists each folder's inode numbers (`ls -p`,
+one debugfs run) and makes them hard links again, so a tree walk reads the
+file once, as from the other formats. A filesystem cannot hold a name with
+"/" or "..", and a link is written as a link, so nothing lands outside dest (squashfs-tools 4.5.1
 refuses the crafted duplicate names of CVE-2021-41072). settle() then
 drops what is neither a file, a folder nor a link (devices, FIFOs) and
 set-id bits, as the archive writer does.
@@ -61,7 +64,37 @@ def ext_unpack(image: Path, dest: Path, limits: ImageLimits) -> None:
     done = _run(image, ["debugfs", "-R", f"rdump / {dest}", str(image)])
     if complaint := _complaint(done.stderr):
         raise InputError(str(image), "ext", complaint)
+    relink_ext(image, dest)
     settle(image, dest, limits)
+
+
+LS_ENTRY = re.compile(r"^/(?P<inode>\d+)/(?P<mode>\d+)/\d+/\d+/(?P<name>[^/]+)/\d*/$")
+
+
+def relink_ext(image: Path, dest: Path) -> None:
+    """The names of one inode, written as copies by rdump, made hard links
+    to the first again (folders whose names need quoting are left as they are)."""
+    folders = [""] + sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_dir() and not p.is_symlink())
+    folders = [f for f in folders if '"' not in f and "\n" not in f]
+    commands = dest.parent / f".{dest.name}.debugfs"
+    commands.write_text("".join(f'ls -p "/{f}"\n' for f in folders))
+    try:
+        listing = _run(image, ["debugfs", "-f", str(commands), str(image)]).stdout
+    finally:
+        commands.unlink()
+    names: dict[int, list[Path]] = {}
+    folder = dest
+    for line in listing.splitlines():
+        if line.startswith('debugfs: ls -p "/'):
+            folder = dest / line[len('debugfs: ls -p "/'):-1]
+        elif (entry := LS_ENTRY.match(line)) and entry["mode"].startswith("10"):  # a regular file
+            names.setdefault(int(entry["inode"]), []).append(folder / entry["name"])
+    for paths in names.values():
+        first = paths[0]
+        for other in paths[1:]:
+            if first.is_file() and other.is_file() and not other.is_symlink():
+                other.unlink()
+                os.link(first, other)
 
 
 def squashfs_unpack(image: Path, dest: Path, limits: ImageLimits) -> None:
