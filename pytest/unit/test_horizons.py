@@ -5,18 +5,23 @@ made here as the guest would report them; nothing boots.
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import xml.etree.ElementTree as ET
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from sandbox.app.cli import main
+from sandbox.audit import runtime
 from sandbox.audit.horizons import LABELS, REFERENCE, first_broken, horizon_moments
 from sandbox.audit.page import horizon_chart, page_html
 from sandbox.audit.record import BinaryAudit, Origin
 from sandbox.audit.runtime import RuntimeAudit, runtime_record
 from sandbox.audit.runtime_facts import Refusal, Time32Truncation
 from sandbox.audit.runtime_lines import horizon_table, report
-from sandbox.audit.runtime_plan import Moment
+from sandbox.audit.runtime_plan import CLOCK, RUN, Moment
 from sandbox.audit.runtime_verdict import RunFacts
 from sandbox.audit.static import StaticAudit
 from sandbox.base.errors import SandboxError
@@ -115,6 +120,47 @@ def test_the_table_the_json_and_the_chart_show_the_first_broken_horizon() -> Non
     assert "<svg" not in page_html({"inputs": [], "audits": [a.to_json() for a in audits[:0]]})
 
 
-def test_horizons_need_the_runtime_audit(tmp_path: object, capsys: pytest.CaptureFixture[str]) -> None:
+def test_horizons_need_the_runtime_audit(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rehearse", "--static", "--horizons", "/bin/true"]) == 2
     assert "--horizons runs programs: it cannot go with --static" in capsys.readouterr().err
+
+
+def test_a_firmware_image_runs_as_its_own_root_at_every_horizon(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`rehearse --horizons fw.tar.gz`: the image is unpacked, goes whole
+    into the boot as a root filesystem, and its program runs in it at the
+    reference and each horizon (the boot itself faked: what it is handed
+    is checked)."""
+    if not shutil.which("arm-linux-gnueabihf-gcc"):
+        pytest.skip("no arm-linux-gnueabihf-gcc here")
+    tree = tmp_path / "tree"
+    (tree / "bin").mkdir(parents=True)
+    (tree / "usr/bin").mkdir(parents=True)
+    source = tmp_path / "clock.c"
+    source.write_text("#include <stdio.h>\n#include <time.h>\nint main(void) { printf(\"%ld\\n\", (long)time(0)); }\n")
+    subprocess.run(["arm-linux-gnueabihf-gcc", "-static", "-o", str(tree / "usr/bin/clock"), str(source)], check=True)
+    (tree / "bin/sh").symlink_to("/usr/bin/clock")  # absolute, as images have them
+    image = tmp_path / "fw.img"
+    subprocess.run(["tar", "czf", str(image), "-C", str(tree), "."], check=True)
+    handed = []
+
+    def boot(plan: runtime.BootPlan, evidence: Path) -> list[object]:
+        handed.append((plan, [(prefix, sorted(p.relative_to(root).as_posix() for p in root.rglob("*")))
+                              for prefix, root in plan.trees]))
+        return []
+    monkeypatch.setattr(runtime, "prepare_target", lambda machine: SimpleNamespace(kernel=SimpleNamespace(key="k")))
+    monkeypatch.setattr(runtime, "boot_and_run", boot)
+    monkeypatch.setattr(runtime, "build_shim", lambda machine: None)
+    monkeypatch.setenv("Y2038_RESULTS", str(tmp_path / "results"))
+    code = main(["rehearse", "--horizons", "--at", "mine=2040-01-01T00:00:00Z", str(image)])
+    out = capsys.readouterr().out
+    assert code == 0  # no run came back: not-exercised, nothing broke
+    ((plan, trees),) = handed
+    ((prefix, files),) = trees
+    assert prefix.startswith("userlands/rootfs-") and files == ["bin", "bin/sh", "usr", "usr/bin", "usr/bin/clock"]
+    assert [c.shell.split()[1] for c in plan.commands if c.kind == CLOCK] == [
+        str(parse_time(m.at)) for m in horizon_moments((Moment("mine", "2040-01-01T00:00:00Z"),))]
+    runs = [c.shell for c in plan.commands if c.kind == RUN]
+    assert len(runs) == 8 and all(f"/{prefix} " in r and " -- /usr/bin/clock" in r for r in runs)
+    assert plan.rtc == REFERENCE.at
+    assert "usr/bin/clock" in out
