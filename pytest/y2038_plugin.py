@@ -28,17 +28,17 @@ from typing import Any, Iterator
 
 import pytest
 
+from sandbox.base import evidence as files
 from sandbox.kunit import cases as kunit
 from sandbox.kunit import ktap
 from sandbox.base import paths
 from sandbox.base.meter import line as progress_line
 from sandbox.report import text as report
 from sandbox.scenario import suite
-from sandbox.app.facts import write_session
 from sandbox.app.signals import install_signal_handlers
 from sandbox.app.jobs import run_and_judge
 from sandbox.report import html as html_report
-from sandbox.report.text import JudgedRun
+from sandbox.judge.judged import JudgedRun
 from sandbox.base.errors import SandboxError
 from sandbox.base.machines import machine
 from sandbox.scenario.model import Scenario
@@ -133,7 +133,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[TARGETS_KEY] = dict[tuple[str, str], Target]()
     config.stash[KTAP_KEY] = dict[str, "ktap.Document | None"]()
     if not config.option.xmlpath:
-        config.option.xmlpath = str(results / "junit.xml")
+        config.option.xmlpath = str(results / files.JUNIT)
     config.stash[REMOTE_KEY] = list[str]()
     if hasattr(config, "workeroutput"):  # an xdist worker: where its evidence is, for the controller
         config.workeroutput["y2038_results"] = str(results)
@@ -207,7 +207,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """results/<run>/report.html, once (not in xdist workers), when anything booted."""
     config = session.config
     results = config.stash.get(RESULTS_KEY, None)
-    if results is None or hasattr(config, "workerinput") or not any(results.rglob("run.json")):
+    if results is None or hasattr(config, "workerinput") or not any(results.rglob(files.RUN)):
         return
     try:
         stats = html_report.write_report(results)
@@ -314,9 +314,7 @@ class ScenarioItem(pytest.Item):
     def runtest(self) -> None:
         target = machine_target(self.config, self.machine, self.scenario.kernel)
         evidence = self.config.stash[RESULTS_KEY] / self.scenario.slug / self.machine
-        write_session(self.config.stash[RESULTS_KEY])
-        judged: JudgedRun = run_and_judge(target, self.scenario, evidence)
-        html_report.keep_charts(evidence)  # drawn in this worker: the session's page only assembles them
+        judged: JudgedRun = run_and_judge(target, self.scenario, evidence)  # charts drawn in this worker
         self.user_properties += [("accel", target.accel.name),
                                  ("outcome", judged.record.outcome),
                                  ("evidence", str(evidence))]

@@ -27,7 +27,7 @@ from sandbox.guest.accel import AccelChoice
 from sandbox.guest.qemu import BootRequest
 from sandbox.guest.target import Target
 from sandbox.judge.evaluate import evaluate
-from sandbox.report.text import JudgedRun
+from sandbox.judge.judged import JudgedRun
 from sandbox.run.observations import Observation
 from sandbox.run.record import COMPLETED, RunRecord, write_evidence
 from sandbox.scenario import suite

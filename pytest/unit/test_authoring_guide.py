@@ -12,7 +12,7 @@ import pytest
 from sandbox.base import paths
 from sandbox.base.errors import InputError
 from sandbox.report import probe_reference, text
-from sandbox.report.text import JudgedRun
+from sandbox.judge.judged import JudgedRun
 from sandbox.run.observations import PROBE_KEYS
 from sandbox.scenario import parser, suite
 from sandbox.scenario.catalogue import load_catalogue

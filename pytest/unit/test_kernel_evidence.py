@@ -33,7 +33,8 @@ from sandbox.guest import klog, protocol
 from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import BootRequest, ConsoleWatcher, Guest, GuestDied, GuestHung
 from sandbox.judge.evaluate import evaluate
-from sandbox.report.text import JudgedRun, failure_report
+from sandbox.judge.judged import JudgedRun
+from sandbox.report.text import failure_report
 from sandbox.run.record import INFRASTRUCTURE
 from sandbox.run.runner import Boot, classify, run_scenario
 from sandbox.scenario import suite

@@ -19,7 +19,8 @@ from sandbox.build import kernel
 from sandbox.build.kernel import KernelArtifact, KernelRequest, cache_key, mutant_key
 from sandbox.guest.klog import Finding
 from sandbox.judge.evaluate import KernelVerdict, ScenarioResult, Verdict
-from sandbox.report.text import WIDTH, JudgedRun
+from sandbox.judge.judged import JudgedRun
+from sandbox.report.text import WIDTH
 from sandbox.run.record import COMPLETED, ERROR, RunRecord
 from sandbox.base.paths import SCENARIOS
 from sandbox.scenario import suite

@@ -9,7 +9,8 @@ from captured_results import MACHINE, build_results, captured_observations, demo
 
 from sandbox.judge.evaluate import evaluate
 from sandbox.report.cells import CLAMPED, EARLY, ERROR, RIGHT, WRAPPED, WRONG, classify, headline, matrix
-from sandbox.report.text import WIDTH, JudgedRun, phase_tables
+from sandbox.judge.judged import JudgedRun
+from sandbox.report.text import WIDTH, phase_tables
 from sandbox.run.observations import Observation
 from sandbox.run.record import COMPLETED, RunRecord
 from sandbox.scenario.model import Scenario

@@ -16,7 +16,7 @@ from sandbox.base.machines import MACHINES
 from sandbox.base.paths import REPO
 from sandbox.guest.qemu import BootRequest
 from sandbox.judge.evaluate import evaluate
-from sandbox.report.text import JudgedRun
+from sandbox.judge.judged import JudgedRun
 from sandbox.run.plan import plan
 from sandbox.run.record import RunRecord
 from sandbox.run.runner import Boot, run_scenario

@@ -14,6 +14,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox.base import evidence as files
 from sandbox.base import paths
 from sandbox.base.errors import SandboxError
 from sandbox.report import faketime, programs
@@ -37,12 +38,12 @@ def runs_in(folders: Sequence[Path]) -> Iterator[SavedRun]:
     of the repository's scenarios, with the scenario as it is parsed today."""
     scenarios = {s.name: s for s in suite.load_all(suite.scenario_files())}
     for folder in folders:
-        for run_json in sorted(folder.glob("*/*/run.json")):
+        for run_json in sorted(folder.glob(f"*/*/{files.RUN}")):
             run = json.loads(run_json.read_text())
             scenario = scenarios.get(str(run.get("scenario")))
             if scenario is None:
                 continue
-            lines = (run_json.parent / "observations.jsonl").read_text().splitlines()
+            lines = (run_json.parent / files.OBSERVATIONS).read_text().splitlines()
             yield SavedRun(run, scenario, tuple(Observation.from_record(json.loads(line)) for line in lines))
 
 

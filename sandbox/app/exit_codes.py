@@ -6,7 +6,7 @@ mount) failed in a healthy guest; 128 + n a signal n stopped it (130 SIGINT,
 143 SIGTERM, 129 SIGHUP), the run recorded as interrupted."""
 from __future__ import annotations
 
-from sandbox.report.text import JudgedRun
+from sandbox.judge.judged import JudgedRun
 from sandbox.run.record import STEP_FAILED
 
 EXIT_PASSED, EXIT_FAILED, EXIT_ERROR, EXIT_INFRA, EXIT_STEP = 0, 1, 2, 3, 4

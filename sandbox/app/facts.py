@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import json
 import platform
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+from sandbox.base import evidence as files
+from sandbox.base.evidence import Evidence, write_atomically
 from sandbox.base.paths import REPO
 from sandbox.build import deps
 from sandbox.guest.target import Target
-from sandbox.report.evidence import FACTS_FILE, SCENARIO_COPY, SESSION_FILE
 from sandbox.scenario.model import Scenario
 
 
@@ -43,12 +43,12 @@ def write_run_facts(target: Target, scenario: Scenario, evidence: Path, started:
         "started": _utc(started),
         "wall_seconds": round(seconds, 2),
     }
-    evidence.mkdir(parents=True, exist_ok=True)
-    (evidence / FACTS_FILE).write_text(json.dumps(facts, indent=2) + "\n")
+    folder = Evidence(evidence)
+    folder.write_json(files.FACTS, facts)
     source = Path(scenario.file)
     source = source if source.is_absolute() else REPO / source
     if source.is_file():
-        shutil.copyfile(source, evidence / SCENARIO_COPY)
+        folder.write_bytes(files.SCENARIO_COPY, source.read_bytes())
 
 
 def _quiet(argv: list[str]) -> str:
@@ -72,7 +72,7 @@ def package_versions() -> dict[str, str]:
 
 def write_session(results: Path, argv: list[str] | None = None) -> None:
     """session.json of a results folder, once."""
-    path = results / SESSION_FILE
+    path = results / files.SESSION
     if path.exists():
         return
     commit = _quiet(["git", "-C", str(REPO), "rev-parse", "HEAD"]).strip()
@@ -85,5 +85,4 @@ def write_session(results: Path, argv: list[str] | None = None) -> None:
         "git": {"commit": commit, "dirty": dirty} if commit else {},
         "packages": package_versions(),
     }
-    results.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(session, indent=2) + "\n")
+    write_atomically(path, json.dumps(session, indent=2) + "\n")

@@ -3,18 +3,20 @@
     run_and_judge(target, scenario, evidence) -> JudgedRun
 
 Runs it (sandbox/run), judges a completed run (sandbox/judge), and writes
-verdicts.json and report.txt (sandbox/report) beside the run's evidence.
+verdicts.json, report.txt, facts.json and the charts beside the run's
+evidence, and the session's session.json once: a caller adds nothing.
 """
 from __future__ import annotations
 
 import functools
-import json
 import time
 from dataclasses import asdict
 from pathlib import Path
 
-from sandbox.app.facts import write_run_facts
+from sandbox.app.facts import write_run_facts, write_session
+from sandbox.base import evidence as files
 from sandbox.base.errors import InputError
+from sandbox.base.evidence import Evidence
 from sandbox.build.dynamic_probes import build_userland_probes
 from sandbox.base.machines import MACHINES
 from sandbox.base.variants import VARIANTS
@@ -23,7 +25,9 @@ from sandbox.build.userland import (UserlandArtifact, build_userland, guest_memo
                                     with_userlands)
 from sandbox.guest.target import Target, prepare_target
 from sandbox.judge.evaluate import evaluate
-from sandbox.report.text import JudgedRun, failure_report
+from sandbox.judge.judged import JudgedRun
+from sandbox.report.html import keep_charts
+from sandbox.report.text import failure_report
 from sandbox.run.runner import Boot, run_scenario, StartGuest
 from sandbox.guest.qemu import Guest
 from sandbox.scenario.model import HwclockStep, RunStep, Scenario
@@ -109,7 +113,11 @@ def server_boot_of(scenario: Scenario) -> Boot | None:
 
 
 def run_and_judge(target: Target, scenario: Scenario, evidence: Path, start: StartGuest = Guest) -> JudgedRun:
+    """Run, judge and leave the whole evidence: the session's session.json
+    (once), the run's files, its verdicts and report, its facts and its
+    charts (drawn now, while other guests may still run)."""
     started, clock = time.time(), time.monotonic()
+    write_session(Evidence(evidence).session)
     record = run_scenario(scenario, boot_of(target, scenario), evidence, start,
                           on_abort=lambda aborted: write_judgement(JudgedRun(aborted, None)),
                           server_boot=server_boot_of(scenario))
@@ -118,13 +126,13 @@ def run_and_judge(target: Target, scenario: Scenario, evidence: Path, start: Sta
     judged = JudgedRun(record, result)
     write_judgement(judged)
     write_run_facts(target, scenario, evidence, started, time.monotonic() - clock)  # for the page
+    keep_charts(evidence)
     return judged
 
 
 def write_judgement(judged: JudgedRun) -> None:
-    evidence = judged.record.evidence
+    evidence = Evidence(judged.record.evidence)
     if judged.result is not None:
-        verdicts = [asdict(v) for v in judged.result.verdicts]
-        (evidence / "verdicts.json").write_text(json.dumps(verdicts, indent=2) + "\n")
+        evidence.write_json(files.VERDICTS, [asdict(v) for v in judged.result.verdicts])
     text = "passed" if judged.passed else failure_report(judged.record, judged.result)
-    (evidence / "report.txt").write_text(text + "\n")
+    evidence.write(files.REPORT, text + "\n")

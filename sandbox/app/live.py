@@ -24,7 +24,6 @@ from types import TracebackType
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from sandbox.app.facts import write_session
 from sandbox.app.jobs import run_and_judge
 from sandbox.base import paths
 from sandbox.base.machines import Machine
@@ -34,7 +33,7 @@ from sandbox.guest.deadline import Deadline
 from sandbox.guest.protocol import Reply
 from sandbox.guest.qemu import BootRequest, Guest
 from sandbox.guest.target import prepare_target
-from sandbox.report.text import JudgedRun
+from sandbox.judge.judged import JudgedRun
 from sandbox.run.runner import StartGuest
 from sandbox.scenario import suite
 
@@ -179,7 +178,6 @@ def run_live(target_machine: Machine, start: StartGuest = Guest, out: TextIO = s
     scenario = suite.load(LIVE_SCENARIO)
     target = prepare_target(target_machine, scenario.kernel)
     results = paths.new_results_dir("live")
-    write_session(results)
     say(f"live: {scenario.title} on {target_machine.name} ({target.accel.name})")
     flavours = tuple(f for f in scenario.probe_steps[0].flavours if f in scenario.machines[target_machine.name])
     view = LiveView(flavours, out)

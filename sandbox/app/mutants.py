@@ -23,7 +23,8 @@ from sandbox.base.machines import machine
 from sandbox.base.progress import say
 from sandbox.build.kernel import build_mutant
 from sandbox.guest.target import Target, prepare_target, target_with
-from sandbox.report.text import WIDTH, JudgedRun
+from sandbox.judge.judged import JudgedRun
+from sandbox.report.text import WIDTH
 from sandbox.run.record import ERROR, INTERRUPTED
 from sandbox.scenario import suite
 from sandbox.scenario.model import Scenario

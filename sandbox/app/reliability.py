@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox.base import evidence as files
 from sandbox.base import paths
 from sandbox.base.errors import SandboxError
 from sandbox.base.progress import say
@@ -348,7 +349,7 @@ def signal_trial(target: str, signum: int, folder: Path, wait: int = 20) -> Sign
     try:
         def answered() -> bool:  # the probe's reply is in: the guest is in its wait
             return any("@@Y2038 END 1 " in log.read_text("utf-8", "replace")
-                       for log in results.glob("*/*/*/agent.log"))
+                       for log in results.glob(f"*/*/*/{files.AGENT_LOG}"))
         if not _wait_for(answered, 120, 0.1):
             raise SandboxError(f"{target}/{signal.Signals(signum).name}: the guest never answered "
                                f"(see {results})")
@@ -378,9 +379,9 @@ def signal_trial(target: str, signum: int, folder: Path, wait: int = 20) -> Sign
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
-    runs = list(results.glob("*/*/*/run.json"))
+    runs = list(results.glob(f"*/*/*/{files.RUN}"))
     outcome = json.loads(runs[0].read_text())["outcome"] if runs else ""
-    report = bool(runs) and (runs[0].parent / "report.txt").is_file()
+    report = bool(runs) and (runs[0].parent / files.REPORT).is_file()
     note = "" if pid != binary or binary != proc.pid else "the command on PATH is the just binary"
     return SignalTrial(target, signal.Signals(signum).name, left, gone_after, outcome, report, code, note)
 

@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+from sandbox.base.evidence import OBSERVATIONS
 from sandbox.app.exit_codes import exit_code
 from sandbox.app.facts import write_session
 from sandbox.app.jobs import run_and_judge
@@ -22,7 +23,7 @@ from sandbox.guest.target import Target, prepare_target, target_with
 from sandbox.report import html as html_report
 from sandbox.report import programs
 from sandbox.report import text as report
-from sandbox.report.text import JudgedRun
+from sandbox.judge.judged import JudgedRun
 from sandbox.run.runner import StartGuest
 from sandbox.scenario import suite
 from sandbox.scenario.model import Scenario
@@ -79,10 +80,9 @@ def run_files(files: list[Path], machine_name: str, label: str, warp: bool | Non
         print(programs.side_by_side(scenario, judged.record.observations)
               or report.phase_tables(judged.record, scenario, judged.result))
         print("PASSED" if judged.passed else report.failure_report(judged.record, judged.result))
-        html_report.keep_charts(judged.record.evidence)  # while the other guests run
 
     run_side_by_side(work, planned, jobs, StopScope(), Guest, show)
-    observations = results / "observations.jsonl"
+    observations = results / OBSERVATIONS
     with observations.open("w") as out:
         for judged in runs:
             for o in judged.record.observations:

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from sandbox.base.evidence import Evidence
+from sandbox.base import evidence as files
 from sandbox.app.figures import Figure, render
 from sandbox.app.parallel import default_jobs
 from sandbox.base import paths
@@ -76,7 +78,7 @@ def boot_figures(target: Target) -> list[Figure]:
                 totals.append(guest.boot_seconds)
                 for name, seconds in guest.boot_phases.items():
                     phases[name].append(seconds)
-                console = (guest.request.evidence / "console.log").read_text("utf-8", "replace")
+                console = Evidence(guest.request.evidence).console.read_text("utf-8", "replace")
                 to_init += [s for s in (guest_seconds_to_init(console),) if s is not None]
             say(f"boot {n + 1}/{BOOTS}{' with warp' if warp else ''}: {totals[-1]:.2f}s to agent ready")
         mode = "with time warp" if warp else "without warp"
@@ -156,13 +158,13 @@ def demo_breakdown(folder: Path, total: float) -> list[Figure]:
     one after the other), the host's work is the rest of `total`."""
     spent: dict[str, float] = defaultdict(float)
     walls: list[float] = []
-    for run_json in sorted(folder.glob("*/*/run.json")):
+    for run_json in sorted(folder.glob(f"*/*/{files.RUN}")):
         run = json.loads(run_json.read_text())
         for name, seconds in run.get("boot_phases", {}).items():
             spent[f"boot: {name}"] += seconds
         for command in run["commands"]:
             spent[command_kind(command["shell"])] += command.get("seconds", 0.0)
-        facts = run_json.with_name("facts.json")
+        facts = run_json.with_name(files.FACTS)
         if facts.is_file():
             walls.append(json.loads(facts.read_text()).get("wall_seconds", 0.0))
     inside = sum(spent.values())

@@ -34,6 +34,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox.base import evidence as files
 from sandbox.judge.repeat import Difference, differences
 from sandbox.run.observations import Observation
 
@@ -109,15 +110,15 @@ def _verdicts(path: Path) -> list[Mapping[str, object]]:
 
 def runs_in(folder: Path) -> dict[str, Path]:
     """'<slug>/<machine>' -> its evidence folder, for every run of a results folder."""
-    return {f"{p.parent.parent.name}/{p.parent.name}": p.parent for p in sorted(folder.glob("*/*/run.json"))}
+    return {f"{p.parent.parent.name}/{p.parent.name}": p.parent for p in sorted(folder.glob(f"*/*/{files.RUN}"))}
 
 
 def compare_folders(first: Path, second: Path) -> tuple[list[RunPair], list[str]]:
     """The runs both folders hold, compared; and the runs only one holds."""
     one, two = runs_in(first), runs_in(second)
-    pairs = [compare_run(run, _observations(one[run] / "observations.jsonl"),
-                         _observations(two[run] / "observations.jsonl"),
-                         (_verdicts(one[run] / "verdicts.json"), _verdicts(two[run] / "verdicts.json")))
+    pairs = [compare_run(run, _observations(one[run] / files.OBSERVATIONS),
+                         _observations(two[run] / files.OBSERVATIONS),
+                         (_verdicts(one[run] / files.VERDICTS), _verdicts(two[run] / files.VERDICTS)))
              for run in one if run in two]
     alone = sorted(set(one) ^ set(two))
     return pairs, alone

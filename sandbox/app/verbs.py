@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sandbox.app import evidence_docs
-from sandbox.app.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_PASSED, exit_code
+from sandbox.app.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_INFRA, EXIT_PASSED, exit_code
 from sandbox.app.facts import write_session
 from sandbox.app.jobs import run_and_judge
 from sandbox.app.runs import run_files, write_page
@@ -133,8 +133,9 @@ def cmd_initramfs(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """Rebuild results/<run>/report.html from the evidence, without booting."""
     folder = Path(args.folder) if args.folder else newest_results(paths.results_root())
-    print(html_report.describe(html_report.write_report(folder)))
-    return EXIT_PASSED
+    stats = html_report.write_report(folder)
+    print(html_report.describe(stats))
+    return EXIT_INFRA if stats.unsound else EXIT_PASSED  # a killed run or damaged evidence is never clean
 
 
 def _warp(args: argparse.Namespace) -> bool | None:

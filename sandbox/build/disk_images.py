@@ -19,6 +19,8 @@ from pathlib import Path
 from sandbox.base.errors import SandboxError
 from sandbox.base.paths import cache_dir
 from sandbox.scenario.disks import Disk
+from sandbox.base import evidence as files
+from sandbox.base.evidence import Evidence
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,5 @@ def prepare_images(disks: Sequence[Disk], evidence: Path) -> tuple[AttachedDisk,
         if image is not None:
             entry.update(image=str(image.path), mkfs=list(image.argv),
                          mkfs_output=image.mkfs_output, reused=image.reused)
-    evidence.mkdir(parents=True, exist_ok=True)
-    (evidence / "disks.json").write_text(json.dumps(record, indent=2) + "\n")
+    Evidence(evidence).write_json(files.DISKS, record)
     return tuple(AttachedDisk(image.disk.name, image.path) for image in images)

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
+from sandbox.base import evidence as files
+from sandbox.base.evidence import Evidence
 from sandbox.guest import klog, protocol
 from sandbox.guest.deadline import Deadline
 from sandbox.build.disk_images import AttachedDisk
@@ -162,7 +164,7 @@ def qemu_argv(req: BootRequest) -> list[str]:
         *warp_qemu,
         "-kernel", str(req.kernel), "-initrd", str(req.initramfs), "-append", cmdline,
         "-rtc", f"base={req.rtc.rstrip('Z')}{warp_rtc}",
-        "-serial", f"file:{req.evidence / 'console.log'}",
+        "-serial", f"file:{Evidence(req.evidence).console}",
         "-chardev", "stdio,id=agent,signal=off", *m.agent_device,
         *disk_args(m, req.disks),
     ]
@@ -309,15 +311,14 @@ class Guest:
 
     # -- lifecycle -----------------------------------------------------
     def __enter__(self) -> "Guest":
-        self.request.evidence.mkdir(parents=True, exist_ok=True)
-        evidence = self.request.evidence
+        evidence = Evidence(self.request.evidence)
         argv = qemu_argv(self.request)
-        (evidence / "qemu-command.txt").write_text(shlex.join(argv) + "\n")  # pastes back into a shell
-        (evidence / "qemu-command.json").write_text(json.dumps(argv, indent=1) + "\n")
-        (evidence / "console.log").unlink(missing_ok=True)  # the watcher reads only this boot's
+        evidence.write(files.QEMU_COMMAND, shlex.join(argv) + "\n")  # pastes back into a shell
+        evidence.write(files.QEMU_ARGV, json.dumps(argv, indent=1) + "\n")
+        evidence.remove(files.CONSOLE)  # the watcher reads only this boot's
         self._started = time.monotonic()
         try:
-            with (evidence / "qemu.log").open("wb") as qemu_log:
+            with evidence.stream(files.QEMU_LOG, "wb") as qemu_log:
                 # Its own process group: a Ctrl-C or a signal to our group
                 # reaches us, not QEMU, which would otherwise quit at once and
                 # make an interrupted run look like a guest that died. We stop
@@ -328,7 +329,7 @@ class Guest:
         except OSError as err:
             raise GuestDied(f"QEMU did not start: {err}") from None
         threading.Thread(target=self._read_agent, daemon=True).start()
-        self._watcher = ConsoleWatcher(evidence / "console.log", self._on_fatal).start()
+        self._watcher = ConsoleWatcher(evidence.console, self._on_fatal).start()
         return self
 
     def _on_fatal(self, finding: klog.Finding) -> None:
@@ -369,7 +370,7 @@ class Guest:
     # -- agent channel -------------------------------------------------
     def _read_agent(self) -> None:
         assert self._proc and self._proc.stdout
-        with (self.request.evidence / "agent.log").open("w") as transcript:
+        with Evidence(self.request.evidence).stream(files.AGENT_LOG) as transcript:
             for raw in self._proc.stdout:
                 line = raw.decode("utf-8", "replace")
                 transcript.write(line)
@@ -397,7 +398,7 @@ class Guest:
     def _exit_reason(self) -> str:
         """QEMU's last words (qemu.log), when it said any."""
         try:
-            said = (self.request.evidence / "qemu.log").read_text("utf-8", "replace").strip().splitlines()
+            said = Evidence(self.request.evidence).path(files.QEMU_LOG).read_text("utf-8", "replace").strip().splitlines()
         except OSError:
             return ""
         return f": {said[-1]}" if said else ""

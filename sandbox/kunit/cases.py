@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from sandbox.base.evidence import Evidence
 from sandbox.kunit import ktap
 from sandbox.guest.deadline import Deadline
 from sandbox.build.kernel_source import Series, read_series
@@ -131,5 +132,5 @@ def boot_and_parse(target: Target, evidence: Path) -> ktap.Document | None:
             pass  # what the console holds says how far KUnit got
         finally:
             guest.stop()
-    console = (evidence / "console.log").read_text("utf-8", "replace")
+    console = Evidence(evidence).console.read_text("utf-8", "replace")
     return ktap.parse_text(console)

@@ -20,10 +20,12 @@ import hashlib
 import json
 from pathlib import Path
 
+from sandbox.base import evidence as files
+from sandbox.base.evidence import Evidence
 from sandbox.report import timeline
 from sandbox.report.evidence import RunEvidence
 
-CHARTS_FILE = "charts.json"
+CHARTS_FILE = files.CHARTS
 
 
 @functools.cache
@@ -36,7 +38,7 @@ def key(run: RunEvidence) -> str:
     """What the run's charts are drawn from, and how."""
     h = hashlib.sha256(_drawing_code())
     for part in (run.name.encode(), run.machine.encode(), run.scenario_text.encode(),
-                 _bytes(run.folder / "observations.jsonl")):
+                 _bytes(run.folder / files.OBSERVATIONS)):
         h.update(hashlib.sha256(part).digest())
     return h.hexdigest()
 
@@ -62,11 +64,9 @@ def load(run: RunEvidence) -> list[timeline.Chart] | None:
 
 def save(run: RunEvidence, charts: list[timeline.Chart]) -> None:
     """Write the charts, then the index naming them (a killed write leaves no index)."""
-    entries = []
+    evidence, entries = Evidence(run.folder), []
     for n, chart in enumerate(charts, 1):
-        name = f"chart-{n}.png"
-        (run.folder / name).write_bytes(chart.png)
+        name = files.chart(n)
+        evidence.write_bytes(name, chart.png)
         entries.append({"file": name, "title": chart.title, "alt": chart.alt})
-    tmp = run.folder / (CHARTS_FILE + ".tmp")
-    tmp.write_text(json.dumps({"key": key(run), "charts": entries}, indent=1) + "\n")
-    tmp.replace(run.folder / CHARTS_FILE)
+    evidence.write(CHARTS_FILE, json.dumps({"key": key(run), "charts": entries}, indent=1) + "\n")

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from sandbox.base import evidence as files
 from sandbox.base.errors import SandboxError
 from sandbox.base.paths import SCENARIOS
 from sandbox.judge.evaluate import Verdict
@@ -28,13 +29,11 @@ from sandbox.scenario.catalogue import Catalogue
 from sandbox.scenario.model import Scenario
 from sandbox.scenario.userlands import Userlands
 
-RUN_FILE = "run.json"
-FACTS_FILE = "facts.json"
-SCENARIO_COPY = "scenario.toml"
-SESSION_FILE = "session.json"
-EVIDENCE_FILES = ("console.log", "kernel.log", "agent.log", "observations.jsonl", "run.json",
-                  "verdicts.json", "report.txt", "qemu-command.txt", "qemu.log", "disks.json",
-                  FACTS_FILE, SCENARIO_COPY)
+RUN_FILE = files.RUN
+FACTS_FILE = files.FACTS
+SCENARIO_COPY = files.SCENARIO_COPY
+SESSION_FILE = files.SESSION
+EVIDENCE_FILES = files.FILES
 """The files a run leaves, in the order the page links them."""
 
 
@@ -50,6 +49,7 @@ class RunEvidence:
     scenario_text: str = ""
     facts: dict[str, Any] = field(default_factory=dict)
     problem: str = ""
+    damage: tuple[str, ...] = ()  # why run.json or observations.jsonl cannot be read whole
 
     @property
     def name(self) -> str:
@@ -61,7 +61,15 @@ class RunEvidence:
 
     @property
     def outcome(self) -> str:
-        return str(self.info.get("outcome", "unknown"))
+        """The run's outcome; `running`, or `killed` when its process is gone
+        before writing one (sandbox/base/evidence.py); `unknown` for a run.json
+        that cannot be read (damage says why)."""
+        return files.state_of(self.info)
+
+    @property
+    def ended_badly(self) -> bool:
+        """Killed, or evidence damaged: what `just report` exits non-zero for."""
+        return self.outcome == files.KILLED or bool(self.damage)
 
     @property
     def completed(self) -> bool:
@@ -73,7 +81,7 @@ class RunEvidence:
 
     @property
     def passed(self) -> bool:
-        return self.completed and self.verdicts is not None and not self.failures
+        return self.completed and self.verdicts is not None and not self.failures and not self.damage
 
     @property
     def state(self) -> str:
@@ -95,7 +103,7 @@ class ResultsEvidence:
 
     @property
     def junit(self) -> Path | None:
-        path = self.folder / "junit.xml"
+        path = self.folder / files.JUNIT
         return path if path.is_file() else None
 
 
@@ -106,18 +114,23 @@ def _json(path: Path, default: Any) -> Any:
         return default
 
 
-def _observations(path: Path) -> tuple[Observation, ...]:
-    found = []
+def _observations(path: Path) -> tuple[tuple[Observation, ...], str]:
+    """The observations, and why some could not be read ("" when all could):
+    a torn last line of a run that died is named, the rest still counts."""
+    found, bad = [], []
     try:
         lines = path.read_text("utf-8", "replace").splitlines()
     except OSError:
-        return ()
-    for line in lines:
+        return (), ""
+    for number, line in enumerate(lines, 1):
         try:
             found.append(Observation.from_record(json.loads(line)))
         except ValueError:
-            continue  # a torn last line of a run that died: the rest still counts
-    return tuple(found)
+            bad.append(number)
+    if not bad:
+        return tuple(found), ""
+    torn = " (truncated)" if bad == [len(lines)] else ""
+    return tuple(found), f"{path.name}: line {', '.join(map(str, bad[:5]))} of {len(lines)} is not an observation{torn}"
 
 
 def _verdicts(path: Path) -> tuple[Verdict, ...] | None:
@@ -181,11 +194,15 @@ def default_reader() -> ScenarioReader:
 
 def read_run(folder: Path, reader: ScenarioReader) -> RunEvidence:
     info = _json(folder / RUN_FILE, {})
+    if not isinstance(info, dict):
+        info = {}
     facts = _json(folder / FACTS_FILE, {})
     name = str(info.get("scenario", folder.parent.name))
     scenario, text, problem = reader.read(name, folder, facts)
-    return RunEvidence(folder, info, _observations(folder / "observations.jsonl"),
-                       _verdicts(folder / "verdicts.json"), scenario, text, facts, problem)
+    observations, torn = _observations(folder / files.OBSERVATIONS)
+    damage = tuple(reason for reason in (files.damage(folder / RUN_FILE), torn) if reason)
+    return RunEvidence(folder, info, observations, _verdicts(folder / files.VERDICTS), scenario, text, facts,
+                       problem, damage)
 
 
 def run_folders(results: Path) -> list[Path]:

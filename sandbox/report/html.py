@@ -18,6 +18,7 @@ sections (failures, matrices, facts, evidence links) as small functions.
 from __future__ import annotations
 
 import base64
+import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -25,6 +26,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from sandbox.base import evidence as files
+from sandbox.base.evidence import KILLED
 from sandbox.base.timefmt import format_time
 from sandbox.report import chart_files, timeline
 from sandbox.report.cells import KINDS, Cell, Phase, all_fields, headline, matrix
@@ -32,7 +35,7 @@ from sandbox.report.comments import ScenarioComments, lines_naming, parse_commen
 from sandbox.report.evidence import (EVIDENCE_FILES, ResultsEvidence, RunEvidence, ScenarioReader,
                                      default_reader, read_results, read_run)
 
-REPORT_FILE = "report.html"
+REPORT_FILE = files.PAGE
 NOTE_LINES_SHOWN = 8  # a cell shows its comment whole up to this many lines, else the lines naming its call
 
 STYLE = """
@@ -86,6 +89,7 @@ class ReportStats:
     size: int
     runs: int
     charts: int
+    unsound: tuple[str, ...] = ()  # a line per run killed, or whose evidence is damaged
 
 
 def _e(text: object) -> str:
@@ -171,6 +175,8 @@ def _failures(results: Path, runs: Sequence[RunEvidence]) -> str:
             out.append("</table>")
         if run.problem:
             out.append(f"<p>{_e(run.problem)}</p>")
+        for reason in run.damage:
+            out.append(f"<p>damaged evidence: {_e(reason)}</p>")
         out.append(f"<p>evidence: {_evidence_links(results, run)}</p></div>")
     return "\n".join(out)
 
@@ -328,6 +334,9 @@ def _notes_html(notes: _Notes, comments: ScenarioComments | None) -> str:
             f"</summary>{header}<ol>{items}</ol></details>")
 
 
+_DRAWING = threading.Lock()
+
+
 def _draw(run: RunEvidence) -> list[timeline.Chart] | None:
     """The run's charts; None without python3-matplotlib."""
     if run.scenario is None:
@@ -335,8 +344,9 @@ def _draw(run: RunEvidence) -> list[timeline.Chart] | None:
     phases = [s.phase for s in run.scenario.judged_steps]
     title = f"{run.name} on {run.machine}"
     try:
-        charts = [timeline.clock_chart(timeline.clock_readings(run.observations, phases), title + ": clock"),
-                  timeline.filetimes_chart(timeline.file_times(run.observations), title + ": file times")]
+        with _DRAWING:  # pyplot is one state per process: worker threads draw one at a time
+            charts = [timeline.clock_chart(timeline.clock_readings(run.observations, phases), title + ": clock"),
+                      timeline.filetimes_chart(timeline.file_times(run.observations), title + ": file times")]
     except ImportError:
         return None
     return [c for c in charts if c is not None]
@@ -351,9 +361,11 @@ def _charts(run: RunEvidence) -> list[timeline.Chart]:
 
 def keep_charts(folder: Path, reader: ScenarioReader | None = None) -> None:
     """Draw a finished run's charts into its folder, for the page to take
-    (sandbox/report/chart_files.py). Not thread-safe (pyplot): one thread
-    of a process draws. Never raises: the runs are judged, and a page
-    that finds no kept charts draws them itself."""
+    (sandbox/report/chart_files.py); one thread of a process draws at a
+    time (_DRAWING: pyplot is not thread-safe). Never raises: the runs are
+    judged, and a page that finds no kept charts draws them itself."""
+    if not folder.is_dir():  # no run there: nothing to keep, and no folder made
+        return
     try:
         run = read_run(folder, reader or default_reader())
         charts = _draw(run)
@@ -401,7 +413,7 @@ def _session(session: dict[str, Any], results: ResultsEvidence) -> str:
     if isinstance(git, dict) and git.get("commit"):
         facts.append(("repository", f"{git['commit']}" + (" (with uncommitted changes)" if git.get("dirty") else "")))
     if results.junit is not None:
-        facts.append(("JUnit XML", "junit.xml"))
+        facts.append(("JUnit XML", files.JUNIT))
     packages = session.get("packages", {})
     body = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in facts)
     table = ""
@@ -449,9 +461,18 @@ def write_report(folder: Path, reader: ScenarioReader | None = None, draw: bool 
     tmp = path.with_suffix(".html.tmp")
     tmp.write_text(page, "utf-8")
     tmp.replace(path)
-    return ReportStats(path, time.monotonic() - start, len(page.encode()), len(results.runs), charts)
+    unsound = tuple(unsound_line(run) for run in results.runs if run.ended_badly)
+    return ReportStats(path, time.monotonic() - start, len(page.encode()), len(results.runs), charts, unsound)
+
+
+def unsound_line(run: RunEvidence) -> str:
+    """'<scenario> on <machine>: killed (...)' or its damaged evidence, one line."""
+    why = ([f"killed: run.json still says running, and process {run.info.get('pid')} is gone"]
+           if run.outcome == KILLED else []) + list(run.damage)
+    return f"{run.name} on {run.machine}: {'; '.join(why)} ({run.folder})"
 
 
 def describe(stats: ReportStats) -> str:
-    return (f"report: {stats.path} ({stats.runs} run(s), {stats.charts} chart(s), "
-            f"{stats.size / 1024:.0f} KiB, built in {stats.seconds:.2f} s)")
+    return "".join(f"error: {line}\n" for line in stats.unsound) + (
+        f"report: {stats.path} ({stats.runs} run(s), {stats.charts} chart(s), "
+        f"{stats.size / 1024:.0f} KiB, built in {stats.seconds:.2f} s)")

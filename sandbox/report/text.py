@@ -2,24 +2,12 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from sandbox.judge.evaluate import ScenarioResult
+from sandbox.judge.judged import JudgedRun
 from sandbox.report.cells import RIGHT, Cell as CellView, Phase, headline, matrix
 from sandbox.run.record import RunRecord
 from sandbox.scenario.model import Scenario
-
-
-@dataclass(frozen=True)
-class JudgedRun:
-    """A run and, when it completed, its verdicts."""
-
-    record: RunRecord
-    result: ScenarioResult | None  # None when the guest did not complete
-
-    @property
-    def passed(self) -> bool:
-        return self.result is not None and self.result.passed
 
 
 WIDTH = 100

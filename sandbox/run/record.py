@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandbox.base import evidence as files
+from sandbox.base.evidence import Evidence
 from sandbox.guest.klog import Finding
 from sandbox.run.observations import Observation
 from sandbox.run.plan import GuestCommand
@@ -76,9 +78,8 @@ class RunRecord:
 
 def write_evidence(record: RunRecord) -> None:
     """observations.jsonl and run.json beside the console and kernel logs."""
-    with (record.evidence / "observations.jsonl").open("w") as out:
-        for observation in record.observations:
-            out.write(json.dumps(observation.to_record()) + "\n")
+    folder = Evidence(record.evidence)
+    folder.write(files.OBSERVATIONS, "".join(json.dumps(o.to_record()) + "\n" for o in record.observations))
     summary = {
         "scenario": record.scenario, "machine": record.machine, "accel": record.accel, "warp": record.warp,
         "outcome": record.outcome, "detail": record.detail, "release": record.release,
@@ -92,9 +93,7 @@ def write_evidence(record: RunRecord) -> None:
         "userlands": list(record.userlands),
         **({"time_server": dict(record.time_server)} if record.time_server else {}),
     }
-    (record.evidence / "run.json").write_text(json.dumps(summary, indent=2) + "\n")
+    folder.write_json(files.RUN, summary)  # last: its outcome replaces `running`
     server_log = record.time_server.get("chronyd_log")
     if server_log:  # the time server's chronyd, beside its console (sandbox/run/runner.py)
-        folder = record.evidence / str(record.time_server["evidence"])
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "chronyd.log").write_text(str(server_log))
+        folder.server().write(files.CHRONYD_LOG, str(server_log))

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from sandbox.base import evidence as files
+from sandbox.base.evidence import Evidence
 from sandbox.base.machines import Machine
 from sandbox.base.timefmt import format_time
 from sandbox.build.disk_images import prepare_images
@@ -174,7 +176,7 @@ def _drive(guest: GuestPort, commands: list[GuestCommand], scenario: str, machin
     progress.dmesg = guest.run("dmesg", deadline).text
 
 
-SERVER_FOLDER = "time-server"
+SERVER_FOLDER = files.TIME_SERVER
 
 
 @dataclass
@@ -259,7 +261,8 @@ def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
     `interrupted` or `error`, with what the run gathered; on_abort gets that
     record (to write its report) before the exception goes on. A scenario
     with a [time-server] needs `server_boot`, the server guest's boot."""
-    evidence.mkdir(parents=True, exist_ok=True)
+    folder = Evidence(evidence)
+    folder.mark_running(scenario.name, boot.machine.name)
     progress = _Progress()
     server = (_ServerProgress(scenario.time_server, server_boot.disk_regions() if server_boot else {})
               if scenario.time_server is not None else None)
@@ -279,7 +282,7 @@ def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
                     raise ValueError(f"scenario {scenario.name} has a [time-server]: run_scenario needs its boot")
                 server_guest = guests.enter_context(start(BootRequest(
                     server_boot.machine, server_boot.kernel, server_boot.initramfs, format_time(server.server.time),
-                    server_boot.accel, evidence / SERVER_FOLDER, memory_mib=server_boot.memory_mib,
+                    server_boot.accel, folder.server().folder, memory_mib=server_boot.memory_mib,
                     link=server_link, memory_disks=server_boot.memory_disks)))
             guest = guests.enter_context(start(BootRequest(
                 boot.machine, boot.kernel, boot.initramfs, format_time(scenario.rtc), boot.accel, evidence,
@@ -301,11 +304,11 @@ def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
         failure = err
     except BaseException as err:  # noqa: BLE001 - recorded, then raised again below
         aborted = err
-        (evidence / "traceback.txt").write_text("".join(traceback.format_exception(err)))
-    console = _read_console(evidence / "console.log")
+        folder.write(files.TRACEBACK, "".join(traceback.format_exception(err)))
+    console = _read_console(folder.console)
     # dmesg from the agent; when the guest died first, the kernel lines of the console
     kernel_log = progress.dmesg if progress.dmesg is not None else "\n".join(klog.kernel_lines(console)) + "\n"
-    (evidence / "kernel.log").write_text(kernel_log)
+    folder.write(files.KERNEL_LOG, kernel_log)
     findings = tuple(klog.scan_logs(console, kernel_log.splitlines()))
     outcome, detail = (_aborted(aborted) if aborted is not None
                        else classify(failure, findings, progress.step_error))

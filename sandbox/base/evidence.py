@@ -1,0 +1,175 @@
+"""A run's folder and every file in it: the one owner of the evidence layout.
+
+    results/<stamp>-<label>/                  a session (Session)
+        session.json  junit.xml  report.html  observations.jsonl
+        <scenario-slug>/<machine>/            a run (Evidence)
+            run.json            the run's state: `running` (with the pid) from
+                                its start, then its outcome (sandbox/run/record.py)
+            observations.jsonl  verdicts.json  report.txt  traceback.txt
+            console.log  kernel.log  agent.log  qemu.log  qemu-command.txt/.json
+            disks.json  facts.json  scenario.toml  charts.json  chart-<n>.png
+            time-server/        the time server guest's own evidence
+
+Every stage that leaves a file there names it through this module and writes
+it through `Evidence.write` (whole files, atomically: a reader never sees
+half a run.json) or `Evidence.stream` (a transcript written as it comes);
+QEMU itself writes console.log, at `Evidence.console`. Readers take the same
+names: nothing else in the sandbox spells a file name of a run's folder.
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+RUN = "run.json"
+OBSERVATIONS = "observations.jsonl"
+VERDICTS = "verdicts.json"
+REPORT = "report.txt"
+TRACEBACK = "traceback.txt"
+CONSOLE = "console.log"
+KERNEL_LOG = "kernel.log"
+AGENT_LOG = "agent.log"
+QEMU_LOG = "qemu.log"
+QEMU_COMMAND = "qemu-command.txt"
+QEMU_ARGV = "qemu-command.json"
+DISKS = "disks.json"
+FACTS = "facts.json"
+SCENARIO_COPY = "scenario.toml"
+CHARTS = "charts.json"
+CHRONYD_LOG = "chronyd.log"
+TIME_SERVER = "time-server"
+
+FILES = (CONSOLE, KERNEL_LOG, AGENT_LOG, OBSERVATIONS, RUN, VERDICTS, REPORT, QEMU_COMMAND, QEMU_LOG,
+         DISKS, FACTS, SCENARIO_COPY)
+"""The files a run leaves, in the order a page links them."""
+
+
+
+def chart(n: int) -> str:
+    """The n-th chart's file (sandbox/report/chart_files.py), from 1."""
+    return f"chart-{n}.png"
+
+
+SESSION = "session.json"
+JUNIT = "junit.xml"
+PAGE = "report.html"
+
+RUNNING = "running"
+KILLED = "killed"
+"""run.json's state while the run goes on, and what a reader calls a run
+whose state is still `running` when its process is gone."""
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """The whole text, or the file as it was: written beside, then renamed."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, "utf-8")
+    tmp.replace(path)
+
+
+def _process_start(pid: int) -> str:
+    """When process `pid` started (clock ticks since boot, /proc/<pid>/stat
+    field 22), or "" when there is no such process: with the pid, it tells
+    a live run from a reused pid."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[-1].split()[19]  # the fields after the command name start at field 3
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One run's folder (one scenario on one machine)."""
+
+    folder: Path
+
+    def path(self, name: str) -> Path:
+        return self.folder / name
+
+    @property
+    def session(self) -> Path:
+        """The session folder the run belongs to (<session>/<slug>/<machine>)."""
+        return self.folder.parents[1]
+
+    @property
+    def console(self) -> Path:
+        return self.folder / CONSOLE
+
+    def server(self) -> Evidence:
+        """The time server guest's evidence, inside this run's folder."""
+        return Evidence(self.folder / TIME_SERVER)
+
+    def write(self, name: str, text: str) -> Path:
+        path = self.folder / name
+        write_atomically(path, text)
+        return path
+
+    def write_bytes(self, name: str, data: bytes) -> Path:
+        path = self.folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+        return path
+
+    def write_json(self, name: str, data: Any) -> Path:
+        return self.write(name, json.dumps(data, indent=2) + "\n")
+
+    def stream(self, name: str, mode: str = "w") -> IO[Any]:
+        """A file written as it comes (a transcript, QEMU's stderr): "w" or "wb"."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        return (self.folder / name).open(mode)
+
+    def remove(self, name: str) -> None:
+        (self.folder / name).unlink(missing_ok=True)
+
+    def mark_running(self, scenario: str, machine: str) -> None:
+        """run.json says `running`, with this process, until the run's
+        outcome replaces it: a run killed outright (SIGKILL) is read back
+        as `killed`, never as missing or clean."""
+        pid = os.getpid()
+        self.write_json(RUN, {"scenario": scenario, "machine": machine, "state": RUNNING,
+                              "pid": pid, "pid_start": _process_start(pid)})
+
+
+def state_of(info: dict[str, Any]) -> str:
+    """A run.json's state: its outcome; `running` while its process lives;
+    `killed` when the process that wrote `running` is gone."""
+    if "outcome" in info:
+        return str(info["outcome"])
+    if info.get("state") != RUNNING:
+        return "unknown"
+    pid = info.get("pid")
+    if isinstance(pid, int) and pid > 0 and _process_start(pid) == info.get("pid_start", ""):
+        return RUNNING
+    return KILLED
+
+
+def damage(path: Path) -> str:
+    """Why a JSON file of a run cannot be read ("" when it can)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return f"{path.name} is missing"
+    except OSError as err:
+        return f"{path.name} cannot be read: {err.strerror or err}"
+    if not data:
+        return f"{path.name} is empty"
+    if not data.strip(b"\0"):
+        return f"{path.name} holds only NUL bytes ({len(data)})"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return f"{path.name} is not UTF-8 text"
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as err:
+        ended = text.rstrip().endswith(("}", "]"))  # a document cut short ends inside it
+        where = f"{err.msg} at character {err.pos}" if ended else "it ends early (truncated)"
+        return f"{path.name} is not whole JSON: {where}"
+    return ""
