@@ -80,10 +80,6 @@ def unpack(source: Path, dest: Path) -> Path:
         return source
     if not source.exists():
         raise SandboxError(f"{source}: no such file or directory")
-    try:
-        from sandbox.images import unpack_image
-    except ImportError:
-        raise SandboxError(f"{source}: only a directory can be rehearsed until sandbox/images/ lands") from None
     return Path(unpack_image(source, dest))
 
 
