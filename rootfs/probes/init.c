@@ -189,13 +189,15 @@ static void exec_system_init(void)
 {
 	static char *const init_argv[] = { "/sbin/init", NULL };
 
-	if (access("/system/root/sbin/init", X_OK) != 0) {
-		say_system("no init in the image:", "/sbin/init");
-		return;
-	}
 	if (chdir("/system/root") != 0 || mount(".", "/", NULL, MS_MOVE, NULL) != 0 ||
 	    chroot(".") != 0 || chdir("/") != 0) {
 		say_system("cannot switch the root to", "/system/root");
+		return;
+	}
+	/* Only now: /sbin/init is often an absolute link (/lib/systemd/systemd),
+	 * which means the system's root, not ours. */
+	if (access(init_argv[0], X_OK) != 0) {
+		say_system("no init in the image:", init_argv[0]);
 		return;
 	}
 	printf("Y2038-SYSTEM: exec /sbin/init\n");

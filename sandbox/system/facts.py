@@ -141,5 +141,20 @@ def unit_facts(observed: Observed) -> list[UnitFacts]:
     return facts
 
 
+CLOCK_POLICY = re.compile(r"[Rr]esetting clock|System time (?:is further ahead|before build time)|"
+                          r"clock-valid-range|Time has been changed")
+"""What systemd says when it moves the clock at boot (a clock far past its
+build time, clock-valid-range-usec-max, is reset) or sees it jump."""
+
+
+def clock_findings(console: str, journal: Sequence[observe.JournalEntry]) -> list[str]:
+    """The system's own lines about its clock: a finding of the system, not a
+    verdict of a unit."""
+    found = [e.line() for e in journal if CLOCK_POLICY.search(e.message)]
+    found += [line.strip() for line in console.splitlines()
+              if CLOCK_POLICY.search(line) and not any(line.strip().endswith(f) for f in found)]
+    return list(dict.fromkeys(found))
+
+
 def _int(text: str | None) -> int:
     return int(text) if text and text.isdigit() else 0

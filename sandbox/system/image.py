@@ -37,6 +37,7 @@ from sandbox.guest.target import prepare_target
 from sandbox.system import dpkgdb, tree
 from sandbox.system.catalogue import SITE_FOLDER, SystemSpec, Systems
 from sandbox.system.configure import configure
+from sandbox.scenario.userlands import load_userlands
 from sandbox.system.machine import SystemBoot, machine_for_arch
 
 RECIPE = "1"  # bump when the way an image is made changes
@@ -110,21 +111,34 @@ def _stage(spec: SystemSpec, systems: Systems, debs: list[Path], root: Path) -> 
     _certificates(root)
 
 
+def stage(spec: SystemSpec, systems: Systems, debs: list[Path], staged: Path) -> float:
+    """The unconfigured tree and its ext4 image in `staged` (kept until the
+    image is made, so that a build stopped later starts from here); the
+    wall seconds it took (0 when it was there)."""
+    if (staged / "unconfigured.ext4").is_file():
+        return 0.0
+    start = time.monotonic()
+    shutil.rmtree(staged, ignore_errors=True)
+    staged.mkdir(parents=True)
+    _stage(spec, systems, debs, staged / "root")
+    _mke2fs(staged / "root", staged / "unconfigured.tmp", spec.name)
+    os.rename(staged / "unconfigured.tmp", staged / "unconfigured.ext4")
+    return time.monotonic() - start
+
+
 def _build(spec: SystemSpec, systems: Systems, debs: list[Path], packages: list[Package], folder: Path) -> dict[str, float]:
     timings: dict[str, float] = {}
+    staged = folder.with_name(f".{folder.name}.staged")
+    timings["unpack"] = stage(spec, systems, debs, staged)
+    root = staged / "root"
     tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-"))
     try:
-        root = tmp / "root"
-        start = time.monotonic()
-        _stage(spec, systems, debs, root)
-        _mke2fs(root, tmp / "unconfigured.ext4", spec.name)
-        timings["unpack"] = time.monotonic() - start
         start = time.monotonic()
         machine = machine_for_arch(spec.arch, f"system {spec.name}")
         target = prepare_target(machine, KERNEL_VARIANT)
         timings["kernel"] = time.monotonic() - start
         start = time.monotonic()
-        boot = SystemBoot(machine, target.kernel.boot_image, target.initramfs.path, tmp / "unconfigured.ext4",
+        boot = SystemBoot(machine, target.kernel.boot_image, target.initramfs.path, staged / "unconfigured.ext4",
                           "configure", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S"),
                           tmp / "configure")
         log = configure(boot, tree.POLICY_RC_D, tmp / "upper.tar.gz")
@@ -136,26 +150,30 @@ def _build(spec: SystemSpec, systems: Systems, debs: list[Path], packages: list[
         (tmp / "configure.log").write_text(log)
         (tmp / "packages.txt").write_text("".join(f"{p}\n" for p in packages))
         (tmp / "build.json").write_text(json.dumps({k: round(v, 1) for k, v in timings.items()}) + "\n")
-        shutil.rmtree(root)
-        (tmp / "unconfigured.ext4").unlink()
         os.rename(tmp, folder)
+        shutil.rmtree(staged, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return timings
 
 
-def build_system_image(spec: SystemSpec, systems: Systems) -> SystemImage:
-    """The system image from the cache, or built first (minutes: a kernel,
-    then the maintainer scripts under TCG)."""
-    from sandbox.scenario.userlands import load_userlands
+def image_folder(spec: SystemSpec, systems: Systems) -> tuple[Path, list[Path], list[Package]]:
+    """Where the image of these exact package versions is kept, and the .debs."""
     userland = spec.userland()
     state = userlands_build.prepare_state(userland, load_userlands())
     debs, packages = userlands_build.resolved(userland, state)
     key = image_key(spec, packages, systems.drop, _site_digest(SITE_FOLDER))
     root = cache_dir() / "systems"
     root.mkdir(parents=True, exist_ok=True)
-    folder = root / f"{spec.name}-{key}"
+    return root / f"{spec.name}-{key}", debs, packages
+
+
+def build_system_image(spec: SystemSpec, systems: Systems) -> SystemImage:
+    """The system image from the cache, or built first (minutes: a kernel,
+    then the maintainer scripts under TCG)."""
+    folder, debs, packages = image_folder(spec, systems)
+    root, key = folder.parent, folder.name.rsplit("-", 1)[1]
     timings: dict[str, float] = {}
     with (root / f"{folder.name}.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)

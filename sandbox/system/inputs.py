@@ -74,13 +74,12 @@ def check_root(source: Path, root: Path) -> UserImage:
 
 
 def unpack(source: Path, dest: Path) -> Path:
-    """The user's image as a tree: a directory as it is; other forms through
-    sandbox/images (when that reader is there)."""
-    if source.is_dir():
-        return source
+    """The user's image as a tree: a directory as it is; a tarball, a cpio
+    archive, an ext2/3/4 or a squashfs image unpacked by sandbox/images
+    (without root or mounting)."""
     if not source.exists():
         raise SandboxError(f"{source}: no such file or directory")
-    return Path(unpack_image(source, dest))
+    return unpack_image(source, dest)
 
 
 def checksum(source: Path) -> str:

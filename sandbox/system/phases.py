@@ -32,7 +32,12 @@ def in_system(command: str) -> str:
 
 
 INIT_KIND = "basename \"$(readlink /proc/1/exe)\""
-SETTLE_SYSTEMD = in_system("systemctl is-system-running --wait")
+SETTLE_TRIES = 300
+SETTLE_SYSTEMD = (f"n=0; while [ $n -lt {SETTLE_TRIES} ]; do"
+                  f" s=$({in_system('systemctl is-system-running --wait')} 2>/dev/null);"
+                  " [ -n \"$s\" ] && { echo \"$s\"; exit 0; }; n=$((n + 1)); sleep 1; done; exit 1")
+"""`systemctl is-system-running --wait`, asked again while the manager is not
+yet listening (no answer at all): its answer, running or degraded."""
 SETTLE_QUIET_SECONDS = 60  # another init: a quiet minute of guest time stands for "settled"
 _SHOW = ",".join(PROPERTIES)
 UNITS = in_system("sh -c 'systemctl list-units --all --plain --no-legend --no-pager | cut -d\" \" -f1"
@@ -45,7 +50,10 @@ PROCESSES = ("for d in /proc/[0-9]*; do p=${d#/proc/}; c=$(cat $d/comm 2>/dev/nu
              " printf '%s\\t%s\\t%s\\t%s\\t%s\\n' \"$p\" \"$c\" \"${g#0::}\" \"$s\" \"$t\"; done")
 KERNEL_LOG = "dmesg"
 JOURNAL_FILES = " ".join(f"{d}/*/*.journal" for d in JOURNAL_FOLDERS)
-LIST_JOURNALS = f"for f in {JOURNAL_FILES}; do [ -e \"$f\" ] && echo \"$f\"; done; true"
+LIST_JOURNALS = f"for f in {JOURNAL_FILES}; do case \"$f\" in *'*'*) ;; *) echo \"$f\";; esac; done"
+"""The journal files, by their names alone: the initramfs's busybox is a
+32-bit time_t program, whose stat() (test -e) fails with EOVERFLOW on a
+file written after the rollover; a pattern that matched nothing stays as it is."""
 
 
 @dataclass(frozen=True)

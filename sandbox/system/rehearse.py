@@ -19,9 +19,9 @@ from sandbox.base.errors import SandboxError
 from sandbox.base.timefmt import parse_time
 from sandbox.guest.target import prepare_target
 from sandbox.system import boot as system_boot
-from sandbox.system import inputs, lines
+from sandbox.system import inputs, lines, observe
 from sandbox.system.catalogue import load_systems
-from sandbox.system.facts import Observed, unit_facts
+from sandbox.system.facts import Observed, clock_findings, unit_facts
 from sandbox.system.image import KERNEL_VARIANT, build_system_image
 from sandbox.system.journal import read_journal
 from sandbox.system.machine import SystemBoot, machine_for_arch
@@ -47,12 +47,17 @@ class SystemResult:
     wall: dict[str, float] = field(default_factory=dict)
     checksum_before: str = ""
     checksum_after: str = ""
+    clock: list[str] = field(default_factory=list)  # the system's own lines about its clock
 
     def table(self) -> list[str]:
         head = [lines.summary(self.name, self.verdicts)]
         if self.outcome != "completed":
             head.append(f"{self.name}: {self.outcome}: {self.failure}")
-        return head + lines.table(self.facts, self.verdicts)
+        tail = [f"clock: {line}" for line in self.clock[:5]]
+        if self.checksum_before != self.checksum_after:
+            tail.append(f"{self.name}: the image CHANGED during the boot (sha256 {self.checksum_before[:12]} -> "
+                        f"{self.checksum_after[:12]})")
+        return head + lines.table(self.facts, self.verdicts) + tail
 
 
 def _image(request: SystemRequest) -> tuple[str, Path, str, Path]:
@@ -93,11 +98,21 @@ def rehearse_system(request: SystemRequest) -> SystemResult:
                         seen.looks.get("ticks.txt", ""), manager)
     facts = unit_facts(observed) if seen.units_before else []
     result = SystemResult(name, seen.outcome, seen.failure, facts, [judge(f) for f in facts], seen.wall,
-                          before, inputs.checksum(watched))
+                          before, inputs.checksum(watched),
+                          clock_findings(_read(request.evidence / "console.log"), journal))
     _write(result, request.evidence)
+    marks = [(str(look.get("time", "")), observe.unit_states(str(look.get("states", "")))) for look in seen.timeline]
+    (request.evidence / "system.html").write_text(lines.timeline_html(name, result.verdicts, marks))
     if request.evidence.joinpath("unpacked").is_dir():
         shutil.rmtree(request.evidence / "unpacked", ignore_errors=True)
     return result
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text("utf-8", "replace")
+    except OSError:
+        return ""
 
 
 def _write(result: SystemResult, evidence: Path) -> None:
@@ -106,4 +121,5 @@ def _write(result: SystemResult, evidence: Path) -> None:
         "system": result.name, "outcome": result.outcome, "failure": result.failure,
         "wall_seconds": {k: round(v, 2) for k, v in result.wall.items()},
         "image_sha256": {"before": result.checksum_before, "after": result.checksum_after},
+        "clock": result.clock,
         "units": lines.as_json(result.facts, result.verdicts)}, indent=1) + "\n")
