@@ -33,7 +33,7 @@ from sandbox.audit.runtime_verdict import (BROKE, CALLS_TIME32, NOT_EXERCISED, S
 from sandbox.build.kconfig import options
 from sandbox.build.own_kernel import check_config, own_kernel
 from sandbox.audit.shim import SOURCE, shim_command
-from sandbox.audit.static import StaticAudit
+from sandbox.audit.static import StaticAudit, audit_pairs
 from sandbox.audit.symbols import load_symbols
 from sandbox.base.errors import SandboxError
 from sandbox.base.machines import X86_64
@@ -242,6 +242,33 @@ def test_a_program_handed_a_truncated_time_broke_at_that_site_whatever_it_printe
     passed = Time32Truncation("daemon", 81, 81, "get_old_timespec32", -5, None, 265)
     assert runtime_verdict(Runs("time32", quiet[:1] + (replace(quiet[1], truncations=(passed,)),), 30)) == (
         BROKE, "kernel truncated: get_old_timespec32 (passed -5)")
+
+
+def test_a_static_32bit_glibc_program_that_showed_nothing_is_not_exercised_not_safe(tmp_path: Path) -> None:
+    """Its glibc refuses a time past 2038 with EOVERFLOW by itself: no shim
+    reaches a static program and the kernel sees only 64-bit calls, so
+    runs that show nothing do not make it safe. A 64-bit static program,
+    or one whose runs show a break or a time32 call, keeps its verdict."""
+    if shutil.which("arm-linux-gnueabihf-gcc") is None:
+        pytest.skip("arm-linux-gnueabihf-gcc not installed")
+    source = tmp_path / "t.c"
+    source.write_text("#include <time.h>\nint main(void) { return time(0) == (time_t)-1; }\n")
+    subprocess.run(["arm-linux-gnueabihf-gcc", "-static", "-o", str(tmp_path / "t"), str(source)], check=True)
+    pairs, _ = audit_pairs([Candidate(Origin(str(tmp_path / "t"), ""), tmp_path / "t")], load_symbols())
+    ((audit, _candidate),) = pairs
+    assert (audit.bits, audit.linkage, audit.libc, audit.verdict) == (32, "static", "glibc", "unknown-needs-runtime")
+    quiet = (run("before", 0, "x"), run("after", 0, "x"))
+    record_ = runtime_record(audit, "t", quiet, 30)
+    assert record_["verdict"] == NOT_EXERCISED
+    assert str(record_["reason"]).startswith("static glibc: its own EOVERFLOW refusals cannot be seen")
+    assert runtime_record(audit, "t", (run("before", 0, "x"), run("after", 1, "x")), 30)["verdict"] == BROKE
+    calls = (Time32Call("t", 5, "clock_gettime32"),)
+    assert runtime_record(audit, "t", (run("before", 0, "x", time32=calls), run("after", 0, "x")), 30)["verdict"] \
+        == CALLS_TIME32
+    wide = replace(audit, bits=64, machine="x86_64")
+    assert runtime_record(wide, "t", quiet, 30)["verdict"] == SAFE
+    dynamic = replace(audit, linkage="dynamic")
+    assert runtime_record(dynamic, "t", quiet, 30)["verdict"] == SAFE
 
 
 # -- verdicts ------------------------------------------------------------------------

@@ -30,7 +30,8 @@ from sandbox.audit.runtime_boot import BootPlan, GuestFailed, Ran, boot_and_run
 from sandbox.audit.runtime_facts import refusals, time32_calls, time32_truncations
 from sandbox.audit.runtime_plan import (COLLECT, DEFAULT_MOMENTS, FILES_GUEST_DIR, RUN, SHIM_GUEST_PATH, Moment,
                                         Subject, plan, split_collected)
-from sandbox.audit.runtime_verdict import RUNTIME_VERDICTS, NOT_EXERCISED, Runs, RunFacts, runtime_verdict
+from sandbox.audit.runtime_verdict import (RUNTIME_VERDICTS, NOT_EXERCISED, Runs, RunFacts, refusals_unseen,
+                                           runtime_verdict)
 from sandbox.audit.shim import build_shim
 from sandbox.audit.static import StaticAudit, audit_pairs
 from sandbox.audit.symbols import load_symbols
@@ -142,7 +143,8 @@ def _runs_of(subject: Subject, ran: list[Ran], moments: tuple[Moment, ...]) -> t
 
 
 def runtime_record(audit: BinaryAudit, command: str, runs: tuple[RunFacts, ...], timeout: float) -> dict[str, object]:
-    verdict, reason = runtime_verdict(Runs(audit.verdict, runs, timeout))
+    unseen = refusals_unseen(audit.bits, audit.linkage, audit.libc)
+    verdict, reason = runtime_verdict(Runs(audit.verdict, runs, timeout, refusals_seen=not unseen))
     first, at_each = first_broken(audit.verdict, runs, timeout)
     return {"verdict": verdict, "reason": reason, "command": command, "runs": [r.to_json() for r in runs],
             "truncations": [t.describe() for run in runs for t in run.truncations],

@@ -93,8 +93,7 @@ def missing(packages: list[str]) -> list[str]:
     (one per package took a second at every `just demo`)."""
     if not packages:
         return []
-    native = subprocess.run(["dpkg", "--print-architecture"], capture_output=True,
-                            text=True, check=False).stdout.strip()
+    native = _native()
     proc = subprocess.run(["dpkg-query", "-W", f"-f={STATUS_FORMAT}", *packages],
                           capture_output=True, text=True, check=False)  # exit 1: some unknown
     names = installed_in(proc.stdout, native)
@@ -132,13 +131,30 @@ def _tried(argv: list[str], env: dict[str, str] | None = None, cwd: str | None =
 
 
 def _update(env: dict[str, str]) -> None:
-    """apt-get update; if it still fails after its tries, go on with the
-    indexes apt could fetch: a package they lack makes the install that
-    follows fail with apt's own message."""
+    """apt-get update; if it still fails after its tries, each repository's
+    native index first, then the others once more, and go on with what apt
+    could fetch: a package the indexes lack makes the install that follows
+    fail with apt's own message.
+
+    apt keeps or drops a repository's indexes as a whole: one foreign index
+    that will not fetch (bookworm-security's i386 index served with a size
+    its Release file does not say, for hours, on a fresh machine) left that
+    repository with no index at all, and linux-source-6.12, which only it
+    has, "Unable to locate". Fetched natively first, its native index
+    stays when the full update fails again ("old ones used instead")."""
     proc = _tried(["apt-get", "update", "-q"], env)
-    if proc.returncode != 0:
-        say(f"warning: 'apt-get update -q' failed (exit {proc.returncode}) {len(APT_PAUSES) + 1} times; "
-            f"going on with the package indexes it could fetch")
+    if proc.returncode == 0:
+        return
+    say(f"warning: 'apt-get update -q' failed (exit {proc.returncode}) {len(APT_PAUSES) + 1} times; "
+        f"fetching each repository's {_native()} index alone, then the others once more")
+    subprocess.run(["apt-get", "update", "-q", "-o", f"APT::Architectures={_native()}"], env=env, check=False)
+    if subprocess.run(["apt-get", "update", "-q"], env=env, check=False).returncode != 0:
+        say("warning: going on with the package indexes apt could fetch")
+
+
+def _native() -> str:
+    return subprocess.run(["dpkg", "--print-architecture"], capture_output=True, text=True,
+                          check=False).stdout.strip()
 
 
 def _added_architectures() -> set[str]:

@@ -61,7 +61,7 @@ def ext_unpack(image: Path, dest: Path, limits: ImageLimits) -> None:
     _within(image, counts["Inode count"] - counts["Free inodes"],
             (counts["Block count"] - counts["Free blocks"]) * counts["Block size"], limits)
     dest.mkdir(parents=True, exist_ok=True)
-    done = _run(image, ["debugfs", "-R", f"rdump / {dest}", str(image)])
+    done = _run(image, ["debugfs", "-R", f'rdump / "{dest}"', str(image)])  # quoted: a folder with blanks
     if complaint := _complaint(done.stderr):
         raise InputError(str(image), "ext", complaint)
     relink_ext(image, dest)
