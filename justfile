@@ -18,7 +18,7 @@ set no-exit-message
 set positional-arguments
 
 python := "/usr/bin/python3"
-sandbox := "env PYTHONPATH=" + quote(justfile_directory()) + " " + python + " -m sandbox"
+sandbox := "env PYTHONPATH=" + quote(justfile_directory()) + " Y2038_CALLER_DIR=" + quote(invocation_directory()) + " " + python + " -m sandbox"
 pytest := "env PYTHONPATH=" + quote(justfile_directory() + ":" + justfile_directory() + "/pytest") + " " + python + " -m pytest -c pytest/pytest.ini --rootdir ."
 
 # The recipes, in two groups: the user's, then the sandbox's own authors'.

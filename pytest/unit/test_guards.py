@@ -70,7 +70,7 @@ def test_expectations_name_sane_times_and_finite_numbers(matcher: str) -> None:
 def test_waits_must_fit_in_the_timeout() -> None:
     text = HEAD + "timeout = 60\nwarp = false\n" + PROBE + "[[step]]\nwait = 30\n[[step]]\nwait = 30\n"
     assert refused(text) == ("step[2].wait: the waits add up to 60 s here, not less than the timeout "
-                             "(60 s): raise `timeout` or wait less")
+                             "(60 s), and without time warp a wait takes wall time: raise `timeout` or wait less")
     parse(HEAD + "timeout = 61\nwarp = false\n" + PROBE + "[[step]]\nwait = 30\n[[step]]\nwait = 30\n")
 
 

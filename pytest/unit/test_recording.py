@@ -39,11 +39,12 @@ probe = "clock"
 """
 
 
-def load(tmp_path: Path, text: str, name: str = "bare.toml") -> Scenario:
+def load(tmp_path: Path, text: str, name: str = "bare.toml", recording: bool = True) -> Scenario:
+    """recording: a file to record, which has no expectations yet (`just record` loads it so)."""
     path = tmp_path / "scenarios" / "clock" / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
-    return suite.load(path)
+    return suite.load(path, recording=recording)
 
 
 def replayed(tmp_path: Path, scenario: Scenario) -> RunRecord:
@@ -60,7 +61,7 @@ def test_a_recorded_scenario_passes_against_the_run_it_came_from(tmp_path: Path)
     run = replayed(tmp_path, bare)
     assert run.completed and evaluate(bare, "x86_64", run.observations).verdicts == ()
     text = record(BARE, bare, run.observations, "2026-12-03 on x86_64")
-    recorded = load(tmp_path, text, "recorded.toml")
+    recorded = load(tmp_path, text, "recorded.toml", recording=False)  # a test now: it judges something
     result = evaluate(recorded, "x86_64", run.observations)
     # seconds of 3 calls x 4 flavours before, and after but for time32-libc's 3 errnos
     assert len(result.verdicts) == 12 + 9 + 3

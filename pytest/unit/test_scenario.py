@@ -108,7 +108,7 @@ timeout = 60
 phase = "before"
 probe = "clock"
 flavours = ["time32-syscall", "time32-libc"]
-args = ["time"]
+args = ["time", "clock_gettime"]
 
 [step.expect.time32-syscall.time]
 seconds = { wrapped = ["2038-01-19T03:14:30Z", "2038-01-19T03:15:30Z"] }
@@ -149,7 +149,7 @@ def test_valid_scenario_parses_to_the_model() -> None:
                 phase="before",
                 probe="clock",
                 flavours=("time32-syscall", "time32-libc"),
-                args=("time",),
+                args=("time", "clock_gettime"),
                 expectations=(
                     Expectation("time32-syscall", "time", "seconds", Wrapped(ROLLOVER + 22, ROLLOVER + 82)),
                     Expectation("time32-syscall", "time", "nsec", Equals(0)),

@@ -5,12 +5,13 @@ is one line on stderr (exit 2), a signal 128 + its number, a bug of ours 3."""
 from __future__ import annotations
 
 import argparse
+import errno
 import signal
 import sys
 import traceback
 from pathlib import Path
 
-from sandbox.app import system_verb, verbs
+from sandbox.app import lifeline, system_verb, verbs
 from sandbox.app.across import DEFAULT_DIR
 from sandbox.app.exit_codes import EXIT_ERROR, EXIT_INFRA
 from sandbox.app.parallel import MAX_DEFAULT_JOBS, default_jobs
@@ -19,6 +20,10 @@ from sandbox.base.errors import SandboxError, printable
 from sandbox.base.machines import MACHINES
 from sandbox.base.trees import DEFAULT as DEFAULT_TREE, TREES
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
+
+
+DISK_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO)
+"""A full disk, a quota, a read-only or failing disk: one line, exit 3."""
 
 
 def _jobs(text: str) -> int:
@@ -190,6 +195,7 @@ def main(argv: list[str] | None = None) -> int:
         args.verb_parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.rest = rest
     install_signal_handlers()
+    lifeline.watch(lifeline.just_ancestors())  # the `just` above us killed: stop as for SIGTERM
     try:
         return int(args.func(args))
     except SandboxError as err:
@@ -201,7 +207,13 @@ def main(argv: list[str] | None = None) -> int:
               "records itself as interrupted in its results folder; a build leaves no kernel behind)",
               file=sys.stderr)
         return 128 + signum
-    except Exception:  # noqa: BLE001 - a bug of ours is an infrastructure failure, never "failed" (1)
+    except Exception as err:  # noqa: BLE001 - a bug of ours is an infrastructure failure, never "failed" (1)
+        if isinstance(err, OSError) and err.errno in DISK_ERRORS:  # one line: the disk, not a bug
+            where = f" writing {err.filename}" if err.filename else ""
+            print(printable(f"error: {err.strerror or err}{where}: the host's disk, not the scenario "
+                            f"(exit {EXIT_INFRA}); free some space or point Y2038_RESULTS at another disk"),
+                  file=sys.stderr)
+            return EXIT_INFRA
         traceback.print_exc()
         print(f"error: internal error (exit {EXIT_INFRA}: infrastructure, not the scenario)", file=sys.stderr)
         return EXIT_INFRA

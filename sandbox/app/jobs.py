@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sandbox.app.facts import write_run_facts, write_session
 from sandbox.base import evidence as files
-from sandbox.base.errors import InputError
+from sandbox.base.errors import InputError, shown
 from sandbox.base.evidence import Evidence
 from sandbox.build.dynamic_probes import build_userland_probes
 from sandbox.base.machines import MACHINES
@@ -134,5 +134,5 @@ def write_judgement(judged: JudgedRun) -> None:
     evidence = Evidence(judged.record.evidence)
     if judged.result is not None:
         evidence.write_json(files.VERDICTS, [asdict(v) for v in judged.result.verdicts])
-    text = "passed" if judged.passed else failure_report(judged.record, judged.result)
+    text = "passed" if judged.passed else shown(failure_report(judged.record, judged.result))
     evidence.write(files.REPORT, text + "\n")

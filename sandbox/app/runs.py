@@ -13,7 +13,8 @@ from sandbox.app.facts import write_session
 from sandbox.app.jobs import run_and_judge
 from sandbox.app.parallel import StopScope, run_side_by_side
 from sandbox.base import paths
-from sandbox.base.errors import SandboxError
+from sandbox.base.errors import SandboxError, shown
+from sandbox.base.fields import Where
 from sandbox.base.machines import machine
 from sandbox.base.progress import say
 from sandbox.base.trees import DEFAULT as DEFAULT_TREE
@@ -28,6 +29,7 @@ from sandbox.run.runner import StartGuest
 from sandbox.scenario import suite
 from sandbox.scenario.model import Scenario
 from sandbox.scenario.needs import skip_reason
+from sandbox.scenario.parser import check_budget
 
 
 def run_files(files: list[Path], machine_name: str, label: str, warp: bool | None = None,
@@ -40,8 +42,10 @@ def run_files(files: list[Path], machine_name: str, label: str, warp: bool | Non
     tree: the kernel source tree of the session (--tree); a scenario pinned
     to another one (`tree = ...`) is skipped with its reason before any boot."""
     scenarios = suite.load_all(files)  # bad input stops before any boot
-    if warp is not None:
+    if warp is not None:  # the waits must fit the timeout under the override too, before any boot
         scenarios = [replace(s, warp=warp) for s in scenarios]
+        for s in scenarios:
+            check_budget(s.steps, s.timeout, s.warp, Where(s.file))
     targets: dict[str, Target] = {}
     if own is not None:
         scenarios = own_kernel_scenarios(scenarios, own, machine_name)
@@ -60,6 +64,8 @@ def run_files(files: list[Path], machine_name: str, label: str, warp: bool | Non
         if scenario.kernel not in targets:  # every kernel built before the first boot
             targets[scenario.kernel] = prepare_target(machine(machine_name), scenario.kernel, tree)
         planned.append((scenario, targets[scenario.kernel]))
+    if not planned:  # zero runs is not a pass
+        raise SandboxError(nothing_to_run(scenarios, machine_name))
     results = paths.new_results_dir(label)
     write_session(results)
     runs: list[JudgedRun] = []
@@ -74,12 +80,12 @@ def run_files(files: list[Path], machine_name: str, label: str, warp: bool | Non
         runs.append(judged)
         kernel = (f"own {own.image}{f' from {own.tree}' if own.tree else ''}" if own
                   else f"{scenario.kernel}, tree {tree}")
-        print(f"\n{scenario.title}\n  [{scenario.name}, {machine_name}, kernel {kernel}, "
-              f"accel {target.accel.name}{', time warp' if scenario.warp else ''}, "
-              f"boot {judged.record.boot_seconds:.1f}s]")
-        print(programs.side_by_side(scenario, judged.record.observations)
-              or report.phase_tables(judged.record, scenario, judged.result))
-        print("PASSED" if judged.passed else report.failure_report(judged.record, judged.result))
+        print(shown(f"\n{scenario.title}\n  [{scenario.name}, {machine_name}, kernel {kernel}, "
+                    f"accel {target.accel.name}{', time warp' if scenario.warp else ''}, "
+                    f"boot {judged.record.boot_seconds:.1f}s]"))
+        print(shown(programs.side_by_side(scenario, judged.record.observations)
+                    or report.phase_tables(judged.record, scenario, judged.result)))
+        print("PASSED" if judged.passed else shown(report.failure_report(judged.record, judged.result)))
 
     run_side_by_side(work, planned, jobs, StopScope(), Guest, show)
     observations = results / OBSERVATIONS
@@ -87,10 +93,20 @@ def run_files(files: list[Path], machine_name: str, label: str, warp: bool | Non
         for judged in runs:
             for o in judged.record.observations:
                 out.write(json.dumps(o.to_record()) + "\n")
-    print("\n" + report.summary(runs))
+    print("\n" + shown(report.summary(runs)))
     print(f"\nobservations (JSON lines): {observations}\nevidence: {results}")
     write_page(results)
     return exit_code(runs)
+
+
+def nothing_to_run(scenarios: list[Scenario], machine_name: str) -> str:
+    """Why a `run` would boot nothing: the line that replaces a green, empty run."""
+    elsewhere = sorted({m for s in scenarios for m in s.machines} - {machine_name})
+    names = ", ".join(dict.fromkeys(s.file for s in scenarios)) or "no scenario"
+    if elsewhere:
+        return (f"{names}: nothing runs on {machine_name} (the scenarios are for {', '.join(elsewhere)}): "
+                f"give --machine {elsewhere[0]}, as in `just run --machine {elsewhere[0]} FILE`")
+    return f"{names}: nothing runs on {machine_name}: every scenario was skipped (see the lines above)"
 
 
 def own_kernel_scenarios(scenarios: list[Scenario], own: OwnKernel, machine_name: str) -> list[Scenario]:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sandbox.app import evidence_docs
+from sandbox.app.caller import caller_input, caller_path
 from sandbox.app.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_INFRA, EXIT_PASSED, exit_code
 from sandbox.app.facts import write_session
 from sandbox.app.jobs import run_and_judge
@@ -25,7 +26,7 @@ from sandbox.audit.page import page_html
 from sandbox.audit.sarif import sarif_log
 from sandbox.audit.static import StaticAudit, audit_static
 from sandbox.base import paths
-from sandbox.base.errors import SandboxError
+from sandbox.base.errors import SandboxError, shown
 from sandbox.base.machines import MACHINES, machine
 from sandbox.base.progress import say
 from sandbox.base.trees import DEFAULT as DEFAULT_TREE, not_built_for
@@ -39,7 +40,7 @@ from sandbox.guest.target import prepare_target
 from sandbox.report import html as html_report
 from sandbox.report import recording
 from sandbox.report import text as report
-from sandbox.report.evidence import newest_results
+from sandbox.report.evidence import RUN_FILE, SESSION_FILE, newest_results
 from sandbox.scenario import suite
 from sandbox.scenario.mutants import MUTANTS_FILE, load_mutants
 from sandbox.scenario.userlands import load_userlands
@@ -130,9 +131,21 @@ def cmd_initramfs(args: argparse.Namespace) -> int:
     return EXIT_PASSED
 
 
+def results_folder(folder: Path) -> Path:
+    """A folder `just report` may write report.html into: one a run or a
+    session made (session.json, or <scenario>/<machine>/run.json a level or
+    two down: looked for only there, so `just report /` does not walk the disk)."""
+    looks = folder.is_dir() and ((folder / SESSION_FILE).is_file() or any(
+        next(folder.glob(pattern), None) for pattern in (f"*/*/{RUN_FILE}", f"*/*/*/{RUN_FILE}")))
+    if not looks:
+        raise SandboxError(f"{folder}: not a results folder (no {SESSION_FILE}, no <scenario>/<machine>/{RUN_FILE}); "
+                           "give one under results/, or nothing for the newest")
+    return folder
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     """Rebuild results/<run>/report.html from the evidence, without booting."""
-    folder = Path(args.folder) if args.folder else newest_results(paths.results_root())
+    folder = results_folder(caller_path(args.folder)) if args.folder else newest_results(paths.results_root())
     stats = html_report.write_report(folder)
     print(html_report.describe(stats))
     return EXIT_INFRA if stats.unsound else EXIT_PASSED  # a killed run or damaged evidence is never clean
@@ -144,7 +157,7 @@ def _warp(args: argparse.Namespace) -> bool | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    files = [Path(f) for f in args.scenarios]  # at least one: `sandbox run` alone is a usage error
+    files = [caller_path(f) for f in args.scenarios]  # at least one: `sandbox run` alone is a usage error
     return run_files(files, args.machine, "run", _warp(args), own_kernel_of(args), args.jobs, args.tree)
 
 
@@ -156,10 +169,10 @@ def own_kernel_of(args: argparse.Namespace) -> OwnKernel | None:
         raise SandboxError("--kernel-tree PATH replaces --kernel IMAGE --kernel-config CONFIG: give one or the other")
     if args.kernel_tree:
         wanted = args.machine  # rehearse: None unless given, the tree's .config decides
-        return build_tree(Path(args.kernel_tree), machine(wanted) if wanted else None)
+        return build_tree(caller_path(args.kernel_tree), machine(wanted) if wanted else None)
     if bool(args.kernel) != bool(args.kernel_config):
         raise SandboxError("--kernel IMAGE and --kernel-config CONFIG go together")
-    return own_kernel(Path(args.kernel), Path(args.kernel_config)) if args.kernel else None
+    return own_kernel(caller_path(args.kernel), caller_path(args.kernel_config)) if args.kernel else None
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -176,7 +189,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         judged, results = run_live(machine(args.machine))
         print("\n" + report.summary([judged]))
         if not judged.passed:
-            print(report.failure_report(judged.record, judged.result))
+            print(shown(report.failure_report(judged.record, judged.result)))
         write_page(results)
         return exit_code([judged])
     first = [paths.SCENARIOS / DEMO_PROGRAMS[args.machine]] if args.machine in DEMO_PROGRAMS else []
@@ -187,8 +200,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_record(args: argparse.Namespace) -> int:
     """Run one scenario and write what it observed into its probe steps that
     have no expectations yet (sandbox/report/recording.py)."""
-    path = Path(args.scenario)
-    scenarios = suite.load_all([path])
+    path = caller_path(args.scenario)
+    scenarios = suite.load_all([path], recording=True)  # its expectations are yet to be written
     if len(scenarios) != 1 or scenarios[0].variant:
         raise SandboxError(f"{path}: record takes a file of one scenario, not a family "
                            "(record one row as a plain file first)")
@@ -205,20 +218,20 @@ def cmd_record(args: argparse.Namespace) -> int:
              f"{judged.record.release}")
     text = recording.record(path.read_text(), scenario, judged.record.observations, where)
     path.write_text(text)
-    print(report.phase_tables(judged.record, scenario, judged.result))
+    print(shown(report.phase_tables(judged.record, scenario, judged.result)))
     say(f"recorded into {path}: review every TODO and name the deciding function; evidence: {results}")
     return EXIT_PASSED
 
 
 def cmd_programs_doc(args: argparse.Namespace) -> int:
     """docs/real-programs.md from the results folders of runs of scenarios/programs/."""
-    say(f"wrote {evidence_docs.programs_doc([Path(f) for f in args.results])}")
+    say(f"wrote {evidence_docs.programs_doc([caller_path(f) for f in args.results])}")
     return EXIT_PASSED
 
 
 def cmd_faketime_doc(args: argparse.Namespace) -> int:
     """The faketime table of docs/clock-sources.md from runs of scenarios/faketime/."""
-    say(f"wrote the faketime table of {evidence_docs.faketime_doc([Path(f) for f in args.results])}")
+    say(f"wrote the faketime table of {evidence_docs.faketime_doc([caller_path(f) for f in args.results])}")
     return EXIT_PASSED
 
 
@@ -236,7 +249,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 def cmd_rehearse(args: argparse.Namespace) -> int:
     """Which of these binaries will break in 2038: the static audit (--static,
     no boot), or with it the runtime audit (boots each machine once)."""
-    baseline = load_baseline(Path(args.baseline)) if args.baseline else None  # a bad file stops before any boot
+    args.inputs = [caller_input(text) for text in args.inputs]
+    baseline = load_baseline(caller_path(args.baseline)) if args.baseline else None  # a bad file stops before any boot
     if args.horizons and args.static:
         raise SandboxError("--horizons runs programs: it cannot go with --static")
     result: StaticAudit | RuntimeAudit
@@ -271,7 +285,7 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
                args.html: lambda: page_html(document)}
     for name, render in outputs.items():
         if name:
-            Path(name).write_text(render())
+            caller_path(name).write_text(render())
             say(f"wrote {name}")
     return EXIT_ERROR if rejected else EXIT_FAILED if failed else EXIT_PASSED
 
@@ -317,7 +331,7 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    files = [Path(f) for f in args.scenarios] or suite.scenario_files()
+    files = [caller_path(f) for f in args.scenarios] or suite.scenario_files()
     scenarios = suite.load_all(files)
     say(f"{len(files)} scenario file(s) valid ({len(scenarios)} scenarios)")
     return EXIT_PASSED
@@ -326,7 +340,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_tree_diff(args: argparse.Namespace) -> int:
     """Two results folders compared run by run: 0 the same, 1 different."""
     from sandbox.app import tree_diff
-    pairs, alone = tree_diff.compare_folders(Path(args.results_a), Path(args.results_b))
+    pairs, alone = tree_diff.compare_folders(caller_path(args.results_a), caller_path(args.results_b))
     print(tree_diff.report(pairs, alone))
     return EXIT_PASSED if all(not p.verdicts and not p.differences for p in pairs) else EXIT_FAILED
 

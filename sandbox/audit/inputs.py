@@ -8,7 +8,9 @@ An input is, first match wins (KINDS):
   `<userland>:` alone is the userland's whole tree as the guest gets it;
 - a directory: every ELF file under it (links not followed, a file with
   several hard links once; files that are not ELF are counted, not named);
-- a .deb: unpacked with `dpkg-deb -x` into workdir, then as a directory;
+- a .deb: its data read once as a stream and refused past MAX_DEB_FILES
+  entries or MAX_DEB_BYTES unpacked (a 157 KB .deb can hold 1 GiB of
+  zeros), then unpacked with `dpkg-deb -x` into workdir, then as a directory;
 - a firmware image (tar, cpio, ext2/3/4, squashfs; sandbox/images/, by its
   magic bytes): unpacked into workdir without root or mounting, then as a
   directory (a root filesystem when it holds bin/sh or usr/bin/env);
@@ -22,6 +24,8 @@ from __future__ import annotations
 import os
 import re
 import stat
+import subprocess
+import tarfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +39,9 @@ from sandbox.scenario.userlands import Userlands, load_userlands
 
 USERLAND_INPUT = re.compile(r"(?P<userland>[a-z0-9][a-z0-9-]*):(?P<package>[a-z0-9][a-z0-9+.-]*)?")
 DEB_MAGIC = b"!<arch>\ndebian-binary"
+MAX_DEB_FILES = 50_000
+MAX_DEB_BYTES = 1 << 29
+"""512 MiB: a .deb is unpacked into a temporary folder for reading its ELF files."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +89,30 @@ def _is_deb(path: Path) -> bool:
         return f.read(len(DEB_MAGIC)) == DEB_MAGIC
 
 
+def check_deb_size(deb: Path) -> None:
+    """SandboxError when the .deb unpacks to more than MAX_DEB_FILES entries or
+    MAX_DEB_BYTES: counted from `dpkg-deb --fsys-tarfile`'s stream, which is
+    stopped at the limit, before anything is written."""
+    proc = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL)
+    entries = size = 0
+    try:
+        assert proc.stdout is not None
+        with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
+            for member in tar:
+                entries, size = entries + 1, size + max(member.size, 0)
+                if entries > MAX_DEB_FILES or size > MAX_DEB_BYTES:
+                    raise SandboxError(f"unpacks to more than {MAX_DEB_FILES} entries or {MAX_DEB_BYTES >> 20} MiB "
+                                       f"(seen: {entries} entries, {size >> 20} MiB): not unpacked")
+    except tarfile.TarError as err:
+        raise SandboxError(f"not a .deb dpkg-deb can read: {err}") from None
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def _deb(deb: Path, text: str, workdir: Path) -> Expanded:
+    check_deb_size(deb)
     package = package_of(deb)
     root = workdir / f"deb-{len(list(workdir.iterdir()))}"
     unpack_deb(deb, root)

@@ -6,13 +6,15 @@ import time
 from contextlib import contextmanager
 from typing import Callable, Iterator
 
+from sandbox.base.errors import shown
 from sandbox.base.meter import WIDTH, Meter
 
 PREFIX = "==> "
 
 
 def say(message: str) -> None:
-    print(f"{PREFIX}{message}", file=sys.stderr, flush=True)
+    """One progress line; a name in it (a file's, a scenario's) is printed escaped and cut."""
+    print(f"{PREFIX}{shown(message)}", file=sys.stderr, flush=True)
 
 
 @contextmanager

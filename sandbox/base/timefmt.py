@@ -19,11 +19,13 @@ UINT32_SPAN = 2**32
 SECONDS_PER_DAY = 86_400
 _DAYS_BEFORE_EPOCH = 719_468  # days from 0000-03-01 to 1970-01-01
 
-_TIME_RE = re.compile(
-    r"(?P<year>[+-]?\d{4,})-(?P<month>\d{2})-(?P<day>\d{2})"
-    r"T(?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2})Z"
+_TIME_RE = re.compile(  # ASCII digits only: \d would take fullwidth and other digits too
+    r"(?P<year>[+-]?[0-9]{4,6})-(?P<month>[0-9]{2})-(?P<day>[0-9]{2})"
+    r"T(?P<hour>[0-9]{2}):(?P<minute>[0-9]{2}):(?P<second>[0-9]{2})Z"
 )
-_EXPECTED_FORM = "expected YYYY-MM-DDTHH:MM:SSZ, in UTC"
+_EXPECTED_FORM = "expected YYYY-MM-DDTHH:MM:SSZ, in UTC"  # in ASCII digits, a year of 4 to 6
+SHOWN_CHARS = 40
+"""How much of a refused time string an error shows."""
 
 
 def is_leap(year: int) -> bool:
@@ -79,7 +81,7 @@ def parse_time(text: str) -> int:
     """Seconds since the epoch of an ISO-8601 UTC time such as 2038-01-19T03:14:08Z."""
     match = _TIME_RE.fullmatch(text.strip()) if isinstance(text, str) else None
     if match is None:
-        raise ValueError(f"not a time: {text!r} ({_EXPECTED_FORM})")
+        raise ValueError(f"not a time: {_shown(text)} ({_EXPECTED_FORM})")
     parts = {name: int(value) for name, value in match.groupdict().items()}
     try:
         _check_fields(**parts)
@@ -87,6 +89,23 @@ def parse_time(text: str) -> int:
         raise ValueError(f"not a time: {text!r} ({err})") from None
     days = days_from_civil(parts["year"], parts["month"], parts["day"])
     return days * SECONDS_PER_DAY + parts["hour"] * 3600 + parts["minute"] * 60 + parts["second"]
+
+
+def _shown(text: object) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= SHOWN_CHARS else f"{shown[:SHOWN_CHARS]}... ({len(shown)} characters)"
+
+
+def utc_seconds(value: _dt.datetime) -> int:
+    """Seconds of a TOML date-time, which must be UTC (`Z`): a local one
+    (no offset) or another offset is refused with ValueError, as a time
+    string without `Z` is."""
+    offset = value.utcoffset()
+    if offset is None:
+        raise ValueError(f"{value.isoformat()} is a local date-time (no offset): write it in UTC with a Z")
+    if offset:
+        raise ValueError(f"{value.isoformat()} is not in UTC: write it in UTC with a Z")
+    return seconds_from_datetime(value)
 
 
 def _format_year(year: int) -> str:

@@ -8,7 +8,8 @@ not after the host process is killed (PR_SET_PDEATHSIG).
 The console file is watched while the guest runs (ConsoleWatcher): a kernel
 panic or oops (sandbox/guest/klog.py FATAL) ends every wait at once with
 GuestDied instead of waiting out the deadline. QEMU runs confined by its
-seccomp filter (-sandbox, SANDBOX), and the evidence keeps its command line
+seccomp filter (-sandbox, SANDBOX) and without capabilities
+(sandbox/guest/privileges.py), and the evidence keeps its command line
 as a list (qemu-command.json) and as shell words (qemu-command.txt).
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ from types import TracebackType
 
 from sandbox.base import evidence as files
 from sandbox.base.evidence import Evidence
-from sandbox.guest import klog, protocol
+from sandbox.guest import klog, privileges, protocol
 from sandbox.guest.deadline import Deadline
 from sandbox.build.disk_images import AttachedDisk
 from sandbox.base.machines import Machine
@@ -293,8 +294,10 @@ def _signal_group(proc: subprocess.Popen[bytes], signum: int) -> None:
 
 
 def _die_with_parent() -> None:
+    """Between fork and exec: QEMU dies with us, and runs without capabilities."""
     libc = ctypes.CDLL(None, use_errno=True)
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    privileges.drop_all()
 
 
 @dataclass

@@ -9,9 +9,15 @@ The kernel log is judged too (KernelVerdict): a finding (a WARNING, a BUG, a
 hung task, an RCU stall, a KASAN or UBSAN report; sandbox/guest/klog.py)
 fails the run unless the scenario's `expect-kernel` names its kind, and a
 kind it names must be found.
+
+Judging is bounded: a `matches` that runs past its time limit fails its
+verdict (sandbox/scenario/patterns.py), and once JUDGE_SECONDS have passed
+the expectations not yet judged fail as "not judged" rather than keep the
+host busy after the guest has finished.
 """
 from __future__ import annotations
 
+import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -19,9 +25,12 @@ from dataclasses import dataclass
 from sandbox.base.timefmt import format_time
 from sandbox.guest.klog import Finding
 from sandbox.run.observations import Observation, Value
+from sandbox.scenario.patterns import PatternTimeout
 from sandbox.scenario.model import ERRNO_FIELD, Expectation, JudgedStep, Scenario, is_time_field
 
 NO_OBSERVATION = "no observation"
+JUDGE_SECONDS = 30.0
+"""The longest judging one run may take; ours take milliseconds."""
 
 _ObservationKey = tuple[str, str, str, str]  # phase, probe, flavour, call
 
@@ -123,10 +132,24 @@ def judge_observation(observation: Observation, expectation: Expectation,
     return _check_value(observation, expectation, is_time)
 
 
-def _verdict(step: JudgedStep, expectation: Expectation, observations: list[Observation]) -> Verdict:
+def _checks(step: JudgedStep, expectation: Expectation, observations: list[Observation],
+            deadline: float) -> list[tuple[bool, str]]:
     def is_time(field: str) -> bool:
         return is_time_field(step, expectation.call, field)
-    checks = [judge_observation(observation, expectation, is_time) for observation in observations]
+    checks = []
+    for observation in observations:
+        if time.monotonic() > deadline:
+            return [(False, f"not judged: judging ran past its {JUDGE_SECONDS:g} s")]
+        try:
+            checks.append(judge_observation(observation, expectation, is_time))
+        except PatternTimeout as err:
+            return [(False, f"not judged: {err}")]
+    return checks
+
+
+def _verdict(step: JudgedStep, expectation: Expectation, observations: list[Observation],
+             deadline: float) -> Verdict:
+    checks = _checks(step, expectation, observations, deadline)
     texts = list(dict.fromkeys(text for _, text in checks))
     return Verdict(
         step=step.index,
@@ -161,21 +184,21 @@ def kernel_verdicts(expected: Iterable[str], findings: Iterable[Finding]) -> tup
 
 
 def evaluate(scenario: Scenario, machine: str, observations: Iterable[Observation],
-             findings: Iterable[Finding] = ()) -> ScenarioResult:
+             findings: Iterable[Finding] = (), seconds: float = JUDGE_SECONDS) -> ScenarioResult:
     """One verdict per expectation whose flavour runs on `machine`; a step's
     [step.expect-on.<machine>] replaces its expectations for the calls it names.
-    And the kernel log's findings, against the scenario's expect-kernel."""
+    And the kernel log's findings, against the scenario's expect-kernel.
+    Within `seconds`: what is left after them fails as not judged."""
     if machine not in scenario.machines:
         raise ValueError(
             f"scenario {scenario.name} does not run on {machine} (machines: {', '.join(scenario.machines)})"
         )
-    available = scenario.machines[machine]
     index = _index(machine, observations)
+    deadline = time.monotonic() + seconds
     verdicts = tuple(
-        _verdict(step, expectation, index.get((step.phase, step.probe, expectation.flavour, expectation.call), []))
-        for step in scenario.judged_steps
-        for expectation in step.expectations_on(machine)
-        if expectation.flavour in step.flavours_on(available)
+        _verdict(step, expectation, index.get((step.phase, step.probe, expectation.flavour, expectation.call), []),
+                 deadline)
+        for step, expectation in scenario.expectations_for(machine)
     )
     return ScenarioResult(scenario=scenario.name, machine=machine, verdicts=tuple(verdicts),
                           kernel=kernel_verdicts(scenario.expect_kernel, findings))

@@ -10,10 +10,11 @@ The host adds where it ran (scenario, machine, phase). Parsing never runs anythi
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+
+from sandbox.scenario import patterns
 
 Value = int | float | str
 
@@ -151,7 +152,12 @@ def program_status(exit_code: int) -> str:
 
 
 def _time_in(stdout: str, pattern: str) -> int | None:
-    match = re.search(pattern, stdout, re.M)
+    """The time the step's checked pattern finds (None: none, or the match ran
+    past its time limit: the expectations on `time` then fail as unobserved)."""
+    try:
+        match = patterns.search(pattern, stdout)
+    except patterns.PatternTimeout:
+        return None
     if match is None:
         return None
     text = match.group("time") if "time" in match.re.groupindex else match.group(1)

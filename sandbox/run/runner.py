@@ -124,8 +124,9 @@ def _chrony_output(command: GuestCommand, record: CommandRecord, scenario: str, 
                         chrony.sync_fields(record.stdout))]
 
 
+PROBE_JSON = "probe-json"
 OUTPUTS: dict[str, Callable[[GuestCommand, CommandRecord, str, str], list[Observation]]] = {
-    "probe-json": _probe_output,  # a probe's JSON lines
+    PROBE_JSON: _probe_output,  # a probe's JSON lines
     PROGRAM: _program_output,  # a real program: its exit status and output
     CHRONY: _chrony_output,  # an ntp-sync step: chronyd's log and chronyc's answers
 }
@@ -141,6 +142,17 @@ def _step_error(command: GuestCommand, record: CommandRecord) -> str:
     if len(shell) > SHELL_SHOWN or "\n" in command.shell.strip():
         shell = shell[:SHELL_SHOWN - 1] + "…"
     return f"{command.phase} ({shell}) exited {record.exit_code}: {output or 'no output'}"
+
+
+NOT_RUN_EXITS = (126, 127)
+"""The shell's "found but could not run" and "not found" (E2BIG for 100,000 arguments, say)."""
+
+
+def did_not_run(command: GuestCommand, record: CommandRecord) -> bool:
+    """A probe that exited 126 or 127 without printing anything never ran:
+    a failed step, not a run with nothing to judge."""
+    return (command.output == PROBE_JSON and record.exit_code in NOT_RUN_EXITS
+            and not record.stdout.strip())
 
 
 @dataclass
@@ -169,8 +181,8 @@ def _drive(guest: GuestPort, commands: list[GuestCommand], scenario: str, machin
         record = CommandRecord(command, reply.exit_code, reply.text,
                                reply.stderr.decode("utf-8", "replace"), time.monotonic() - sent)
         progress.records.append(record)
-        if command.must_succeed and reply.exit_code != 0:  # its output is the error, not observations
-            progress.step_error = _step_error(command, record)
+        if (command.must_succeed and reply.exit_code != 0) or did_not_run(command, record):
+            progress.step_error = _step_error(command, record)  # its output is the error, not observations
             break
         progress.observations += OUTPUTS[command.output](command, record, scenario, machine)
     progress.dmesg = guest.run("dmesg", deadline).text

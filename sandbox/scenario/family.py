@@ -22,6 +22,9 @@ Three top-level tables, expanded before the scenario is parsed (pure):
   merged over the group's, call by call and field by field.
 - A value may hold "$name" references itself (a table of expectations built
   from windows, say): they are replaced in turn, up to MAX_NESTING deep.
+- The expansion is counted as it goes: a file whose values expand to more
+  than MAX_EXPANDED values in all (seven levels of twelve references each
+  would be 35 million) is refused before it fills the memory.
 - Each variant is its own scenario, named `<scenario>[<variant>]`; its name
   is also the value "$variant". A file without [[variant]] is one scenario.
 """
@@ -37,6 +40,8 @@ from sandbox.base.machines import FLAVOURS
 FAMILY_KEYS = ("values", "flavour-groups", "variant")
 _NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
 MAX_NESTING = 8  # "$a" whose value holds "$b" whose value holds ...
+MAX_EXPANDED = 100_000
+"""Values (tables, lists, strings, numbers) a whole file may expand to; ours reach a few thousand."""
 _REF_RE = re.compile(r"\$(\$|\{([^}]*)\})")
 
 
@@ -54,13 +59,28 @@ def _name(raw: str, where: Where, what: str) -> str:
     return raw
 
 
-def _substitute(raw: object, values: dict[str, object], where: Where, depth: int = 0) -> object:
+@dataclass
+class _Budget:
+    """Values made so far by one file's expansion."""
+
+    made: int = 0
+
+    def spend(self, where: Where) -> None:
+        self.made += 1
+        if self.made > MAX_EXPANDED:
+            where.fail(f"the values expand to more than {MAX_EXPANDED} values: "
+                       "refer to fewer values, or to values that refer to fewer")
+
+
+def _substitute(raw: object, values: dict[str, object], where: Where, budget: _Budget,
+                depth: int = 0) -> object:
     """The value with every "$name" and "${name}" replaced; a value that is
     itself a table or list may refer to other values, MAX_NESTING deep."""
+    budget.spend(where)
     if isinstance(raw, dict):
-        return {key: _substitute(item, values, where.at(key), depth) for key, item in raw.items()}
+        return {key: _substitute(item, values, where.at(key), budget, depth) for key, item in raw.items()}
     if isinstance(raw, list):
-        return [_substitute(item, values, where.item(i), depth) for i, item in enumerate(raw)]
+        return [_substitute(item, values, where.item(i), budget, depth) for i, item in enumerate(raw)]
     if not isinstance(raw, str) or "$" not in raw:
         return raw
     if raw.startswith("$") and _NAME_RE.fullmatch(raw[1:]):
@@ -68,7 +88,7 @@ def _substitute(raw: object, values: dict[str, object], where: Where, depth: int
             where.fail(f"unknown value '{raw[1:]}' (known: {', '.join(values) or 'none'})")
         if depth >= MAX_NESTING:
             where.fail(f"value '{raw[1:]}': values refer to values more than {MAX_NESTING} deep (a loop?)")
-        return _substitute(copy.deepcopy(values[raw[1:]]), values, where, depth + 1)
+        return _substitute(values[raw[1:]], values, where, budget, depth + 1)
 
     def text(match: re.Match[str]) -> str:
         if match.group(1) == "$":
@@ -162,10 +182,10 @@ def expand(document: dict[str, object], where: Where) -> list[Member]:
         _name(name, where.at("values").at(name), "value")
     groups = _groups(document.get("flavour-groups", {}), where.at("flavour-groups"))
     rows = _variants(document["variant"], where.at("variant")) if "variant" in document else [("", {})]
-    members = []
+    members, budget = [], _Budget()
     for variant, row in rows:
         scope: dict[str, object] = {**values, **row, "variant": variant} if variant else {**values, **row}
-        expanded = _substitute(plain, scope, where)
+        expanded = _substitute(plain, scope, where, budget)
         assert isinstance(expanded, dict)
         if isinstance(expanded.get("step"), list):
             expanded["step"] = [_expand_step(step, groups) for step in expanded["step"]]

@@ -16,15 +16,16 @@ from types import MappingProxyType
 from typing import Protocol
 
 from sandbox.base.fields import is_number, type_name
+from sandbox.scenario import patterns
 from sandbox.scenario.guards import expected_time, finite
-from sandbox.base.timefmt import ROLLOVER, UINT32_SPAN, format_time, parse_time, seconds_from_datetime
+from sandbox.base.timefmt import ROLLOVER, UINT32_SPAN, format_time, parse_time, utc_seconds
 
 Value = int | float | str
 """A value a probe reports for a field."""
 Number = int | float
 
 ERRNO_NONE = "none"
-_TIME_SHAPE_RE = re.compile(r"[+-]?\d{4,}-\d")
+_TIME_SHAPE_RE = re.compile(r"[+-]?\d{4,}-\d")  # any digits: a time in fullwidth digits is refused as a time
 _ERRNO_NAMES = frozenset(_errno.errorcode.values())
 _ERRNO_NUMBERED_RE = re.compile(r"E\d+")  # what a probe prints for an errno glibc cannot name
 
@@ -144,12 +145,13 @@ class Elapsed:
 
 @dataclass(frozen=True)
 class Matches:
-    """Text in which the regular expression (Python's re) finds a match."""
+    """Text in which the regular expression (Python's re syntax) finds a
+    match, within patterns.MATCH_SECONDS (else PatternTimeout)."""
 
     pattern: str
 
     def matches(self, observed: Value | None) -> bool:
-        return isinstance(observed, str) and re.search(self.pattern, observed, re.M) is not None
+        return isinstance(observed, str) and patterns.search(self.pattern, observed) is not None
 
     def describe(self) -> str:
         return f"matches /{self.pattern}/"
@@ -167,7 +169,7 @@ def _instant(raw: object) -> tuple[Number, bool]:
         return raw, False
     if isinstance(raw, (_dt.datetime, str)):
         try:
-            seconds = seconds_from_datetime(raw) if isinstance(raw, _dt.datetime) else parse_time(raw)
+            seconds = utc_seconds(raw) if isinstance(raw, _dt.datetime) else parse_time(raw)
         except ValueError as err:
             raise MatcherError(str(err)) from None
         refused = expected_time(seconds)
@@ -229,13 +231,12 @@ def _elapsed(raw: object) -> Elapsed:
 
 
 def _matches(raw: object) -> Matches:
-    if not isinstance(raw, str) or not raw:
+    if not isinstance(raw, str):
         raise MatcherError("expected a regular expression (a non-empty string)")
     try:
-        re.compile(raw, re.M)
-    except re.error as err:
-        raise MatcherError(f"not a regular expression: {err}") from None
-    return Matches(raw)
+        return Matches(patterns.check(raw))
+    except patterns.PatternError as err:
+        raise MatcherError(str(err)) from None
 
 
 MATCHERS: Mapping[str, Callable[[object], Matcher]] = MappingProxyType(

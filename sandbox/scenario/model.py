@@ -5,6 +5,7 @@ judge (expectations) and the report.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -212,6 +213,9 @@ JudgedStep = ProbeStep | RunStep | NtpSyncStep
 """The steps whose observations are judged against expectations."""
 
 
+_UNSAFE_RE = re.compile(r"[^A-Za-z0-9_.-]+|\.{2,}")
+
+
 @dataclass(frozen=True)
 class Scenario:
     file: str
@@ -244,8 +248,11 @@ class Scenario:
 
     @property
     def slug(self) -> str:
-        """The name as one folder name: 'filetimes/filesystems[ext4-128]' -> 'filetimes-filesystems-ext4-128'."""
-        return self.name.replace("/", "-").replace("[", "-").replace("]", "")
+        """The name as one folder name: 'filetimes/filesystems[ext4-128]' -> 'filetimes-filesystems-ext4-128'.
+        Always one plain component: a name from a path such as 'scenarios/...toml' ('..') or
+        with other characters becomes letters, digits, '_', '-' and inner dots only."""
+        slug = _UNSAFE_RE.sub("-", self.name.replace("[", "-").replace("]", "")).strip(".-")
+        return slug or "scenario"
 
     @property
     def probe_steps(self) -> tuple[ProbeStep, ...]:
@@ -255,6 +262,15 @@ class Scenario:
     def judged_steps(self) -> tuple[JudgedStep, ...]:
         """Probe, run and ntp-sync steps: the ones with expectations, in order."""
         return tuple(step for step in self.steps if isinstance(step, (ProbeStep, RunStep, NtpSyncStep)))
+
+    def expectations_for(self, machine: str) -> tuple[tuple[JudgedStep, Expectation], ...]:
+        """(step, expectation) of each expectation judged on `machine`: a
+        step's own, with [step.expect-on.<machine>] over them, for the
+        flavours the machine runs (native64 is not judged on a 32-bit one)."""
+        available = self.machines[machine]
+        return tuple((step, expectation) for step in self.judged_steps
+                     for expectation in step.expectations_on(machine)
+                     if expectation.flavour in step.flavours_on(available))
 
     @property
     def userlands(self) -> tuple[str, ...]:

@@ -168,7 +168,31 @@ def _document(text: str, where: Where) -> dict[str, object]:
         where.at("toml").fail(str(err))
     except RecursionError:
         where.at("toml").fail(f"nested too deep (more than {guards.MAX_DEPTH} tables or lists)")
+    except ValueError:  # tomllib's int() of a number of more than 4300 digits
+        where.at("toml").fail("a number with thousands of digits: not a value a scenario holds")
     return guards.document(document, where)
+
+
+def check_budget(steps: tuple[Step, ...], timeout: Number, warp: bool, where: Where) -> None:
+    """The waits fit the timeout, with or without time warp (guards.waits):
+    checked at validation, and again when `--warp on|off` overrides the file."""
+    guards.waits(((s.index, s.seconds) for s in steps if isinstance(s, WaitStep)), timeout, where.at("step"), warp)
+
+
+def judges_something(scenario: Scenario, where: Where) -> Scenario:
+    """A run passes only if it tested something: on each of its machines at
+    least one expectation is judged, or the kernel log is (expect-kernel),
+    or an ntp-sync step must step the clock. A file of probe steps without
+    expectations is a recording to make (`just record`), not a test."""
+    if scenario.expect_kernel or any(isinstance(s, NtpSyncStep) and s.must_step for s in scenario.steps):
+        return scenario
+    for machine in scenario.machines:
+        if not scenario.expectations_for(machine):
+            where.at("step").fail(
+                f"nothing is judged on {machine}: no expectation applies to it, so a run could only pass "
+                f"without testing anything; add [step.expect.<flavour>.<call>] tables (or let "
+                f"`just record FILE machine={machine}` write them)")
+    return scenario
 
 
 def _scenario(document: dict[str, object], file: str, variant: str, catalogue: Catalogue,
@@ -194,8 +218,7 @@ def _scenario(document: dict[str, object], file: str, variant: str, catalogue: C
     time_server = _time_server(document, kernel, userlands or NO_USERLANDS, steps, where)
     warp = _warp(document.get("warp"), disks, time_server, where.at("warp"))
     varying = _varying(document.get("varying", []), catalogue, where.at("varying"))
-    if not warp:  # under time warp a wait takes guest time, not the timeout's wall time
-        guards.waits(((s.index, s.seconds) for s in steps if isinstance(s, WaitStep)), timeout, where.at("step"))
+    check_budget(steps, timeout, warp, where)
     name = scenario_name(file)
     return Scenario(
         file=file,
@@ -260,12 +283,16 @@ def load_scenarios(
     catalogue: Catalogue,
     machines: Mapping[str, tuple[str, ...]],
     userlands: Userlands | None = None,
+    recording: bool = False,
 ) -> tuple[Scenario, ...]:
-    """The scenarios of a file (one, or one per [[variant]])."""
+    """The scenarios of a file (one, or one per [[variant]]), each judging
+    something on every machine (judges_something) unless `recording`: a
+    file for `just record`, whose expectations are yet to be written."""
     path = Path(path)
     file = display_path(path)
     text = guards.read_text(path, file)  # a regular file, bounded, UTF-8
-    return parse_scenarios(text, file, catalogue, machines, userlands)
+    scenarios = parse_scenarios(text, file, catalogue, machines, userlands)
+    return scenarios if recording else tuple(judges_something(s, Where(file)) for s in scenarios)
 
 
 def load_scenario(
@@ -273,9 +300,10 @@ def load_scenario(
     catalogue: Catalogue,
     machines: Mapping[str, tuple[str, ...]],
     userlands: Userlands | None = None,
+    recording: bool = False,
 ) -> Scenario:
     """The one scenario of a file without variants."""
-    scenarios = load_scenarios(path, catalogue, machines, userlands)
+    scenarios = load_scenarios(path, catalogue, machines, userlands, recording)
     if len(scenarios) != 1:
         Where(display_path(Path(path))).at("variant").fail(
             f"{len(scenarios)} variants: this file is a family of scenarios")

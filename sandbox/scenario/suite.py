@@ -26,9 +26,9 @@ def scenario_files(root: Path = SCENARIOS) -> list[Path]:
     return sorted(root.rglob("*.toml"))
 
 
-def load(path: Path, probes: Catalogue | None = None) -> Scenario:
-    """The one scenario of a file without [[variant]]."""
-    return load_scenario(path, probes or catalogue(), machine_flavours(), load_userlands())
+def load(path: Path, probes: Catalogue | None = None, recording: bool = False) -> Scenario:
+    """The one scenario of a file without [[variant]] (recording: one for `just record`)."""
+    return load_scenario(path, probes or catalogue(), machine_flavours(), load_userlands(), recording)
 
 
 def _variant_of(path: Path) -> tuple[Path, str | None]:
@@ -40,16 +40,16 @@ def _variant_of(path: Path) -> tuple[Path, str | None]:
     return path, None
 
 
-def load_all(paths: list[Path], probes: Catalogue | None = None) -> list[Scenario]:
+def load_all(paths: list[Path], probes: Catalogue | None = None, recording: bool = False) -> list[Scenario]:
     """Every scenario of these files, each family expanded, in file order
     ('family.toml[row]' picks one row); the first bad file stops it, before
-    anything boots."""
+    anything boots. recording: files for `just record` (no expectations yet)."""
     probes = probes or catalogue()
     userlands = load_userlands()
     scenarios: list[Scenario] = []
     for path in paths:
         file, variant = _variant_of(path)
-        found = load_scenarios(file, probes, machine_flavours(), userlands)
+        found = load_scenarios(file, probes, machine_flavours(), userlands, recording)
         chosen = [s for s in found if variant is None or s.variant == variant]
         if not chosen:
             known = ", ".join(s.variant for s in found if s.variant) or "none: not a family"
