@@ -315,3 +315,25 @@ def test_a_full_disk_is_one_line_of_infrastructure(monkeypatch: pytest.MonkeyPat
     assert cli.main(["report", str(tmp_path)]) == EXIT_INFRA
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith(f"error: No space left on device writing {tmp_path}/report.html: the host's disk")
+
+
+# --------------------------------------------------------------------------
+# `just reliability`'s files: the valid ones accepted, the others one line.
+
+RELIABILITY_GROUPS = ("wait", "nothing tested", "bounded work", "budget", "times", "long values")
+
+
+def test_the_reliability_files_of_these_groups_are_judged_as_the_table_says(tmp_path: Path) -> None:
+    """Its wait rows once all failed on a leftover `via` key, so no valid wait
+    was ever tried; here every valid row loads and every other is refused."""
+    from sandbox.app import reliability
+    cases = [c for c in reliability.malformed() if c.group in RELIABILITY_GROUPS and c.verb == ("validate",)]
+    assert sum(c.valid for c in cases) >= 5 and len(cases) >= 30
+    for case in cases:
+        path = case.make(tmp_path)
+        if case.valid:
+            suite.load_all([path])
+        else:
+            with pytest.raises(InputError) as caught:
+                suite.load_all([path])
+            assert "\n" not in str(caught.value) and len(str(caught.value)) <= 1100, case.name

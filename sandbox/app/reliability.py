@@ -1,24 +1,30 @@
 """`just reliability`: figures of how the sandbox takes hostile or careless use
-(issue 14), measured, not asserted; docs/reliability.md keeps the output.
+(issues 14 and 36), measured, not asserted; docs/reliability.md keeps the output.
 
-1. Malformed scenario files: each given to `python -m sandbox validate` in a
-   process of its own (10 s limit); its outcome is a one-line error (exit 2,
-   one line, no control character), or a traceback, a hang, an acceptance.
+1. Malformed scenario files: each given to `python -m sandbox validate` (or
+   `run`, for what only a run refuses: a file for another machine, `--warp
+   off`) in a process of its own (VALIDATE_SECONDS limit). A bad file's right
+   outcome is a one-line error (exit 2, one line besides `==>` progress, no
+   control character); accepting it is a false pass. A valid file (a long
+   wait under time warp, a pattern that backtracks, which the judge bounds)
+   must be accepted. Else: a traceback, a hang, other.
 2. Signals x targets: a scenario that waits in the guest is run through
    `just run`; once the guest has answered, SIGINT, SIGTERM or SIGHUP goes to
    `just` (the command on PATH), the just binary (when that command is the
-   npm wrapper), the Python process, or the whole process group. Counted:
-   QEMU processes of the run left 2 s later (goal 0), seconds until the last
-   was gone, whether run.json and report.txt were kept (goal 100%) and what
-   run.json says.
+   npm wrapper), the Python process, or the whole process group; and SIGKILL
+   to `just` and to Python. Counted: QEMU processes of the run left 2 s later
+   (goal 0), seconds until the last was gone, whether run.json and report.txt
+   were kept and what run.json says.
 3. Kernel findings: for each kind of klog's table, a console line of that
    kind, and what it does to a run (fails it as judged, or ends it).
+4. Runs that must not pass (boot x86_64): a probe given 100,000 arguments.
+5. Judging, bounded: a `matches` that backtracks without end on 60 zeros, a
+   judging past its deadline.
 
-Over 400 lines because it is three measurements, each with its own set-up
-(the malformed files, the signal targets, the findings) and its own table;
-they share the rendering and nothing else.
+Long because each measurement has its own set-up and its own table; they
+share the rendering and nothing else.
 
-The signal trials boot x86_64 (about 5 s each); `--no-boot` skips them.
+The signal trials and the runs boot x86_64 (about 5 s each); `--no-boot` skips them.
 """
 from __future__ import annotations
 
@@ -41,22 +47,36 @@ from sandbox.base import evidence as files
 from sandbox.base import paths
 from sandbox.base.errors import SandboxError
 from sandbox.base.progress import say
-from sandbox.guest import klog
+from sandbox.guest import klog, privileges
 from sandbox.guest.qemu import GuestDied, GuestHung
-from sandbox.judge.evaluate import evaluate
+from sandbox.judge.evaluate import JUDGE_SECONDS, evaluate
+from sandbox.run.observations import Observation
 from sandbox.run.runner import classify
 from sandbox.scenario import suite
 from sandbox.scenario.parser import parse_scenario
 
 BASE = (paths.SCENARIOS / "guide" / "clock-2040.toml").read_text()
 """The seed of most malformed files: the authoring guide's example."""
-VALIDATE_SECONDS = 10.0
+VALIDATE_SECONDS = 60.0
+"""A file that takes longer hangs; generous, as a shared machine at a load of 20 takes 5 s to start Python."""
 
 # --------------------------------------------------------------------------
 # 1. Malformed files.
 
 Make = Callable[[Path], Path]
 """Writes one malformed file (or makes a special one) in a folder; returns its path."""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One file tried: refused with one line unless `valid`; `verb` is the
+    command it is given to (validate, or run for what only a run can see)."""
+
+    group: str
+    name: str
+    make: Make
+    valid: bool = False
+    verb: tuple[str, ...] = ("validate",)
 
 
 def _text(name: str, text: str | bytes) -> Make:
@@ -109,16 +129,20 @@ def _directory(path: Path) -> None:
 
 
 SET_CLOCK = 'set-clock = "2040-01-01T00:00:00Z"'
+SET_CLOCK_STEP = f'{SET_CLOCK}\nvia = "clock_settime"'
+"""The guide's whole first step: a wait replaces it, `via` and all (until
+2026-12-06 the `via` line stayed, and every wait row failed on it)."""
 WINDOW = 'seconds = { between = ["2040-01-01T00:00:00Z", "2040-01-01T00:02:00Z"] }'
 PROBE = 'phase = "in-2040"\nprobe = "clock"'
 
 
-def malformed() -> list[tuple[str, str, Make]]:
-    """(group, name, maker) of every malformed file tried."""
-    cases: list[tuple[str, str, Make]] = []
+def malformed() -> list[Case]:
+    """Every malformed (and borderline valid) file tried."""
+    cases: list[Case] = []
 
-    def add(group: str, name: str, text: str | bytes) -> None:
-        cases.append((group, name, _text(f"{group}-{len(cases)}.toml", text)))
+    def add(group: str, name: str, text: str | bytes, valid: bool = False,
+            verb: tuple[str, ...] = ("validate",)) -> None:
+        cases.append(Case(group, name, _text(f"{group}-{len(cases)}.toml", text), valid, verb))
     for value in ("inf", "nan", "-inf", "1e30", "0", "-5", '"60"', "[60]", "{ a = 1 }", "true", "7201"):
         add("timeout", f"timeout = {value}", _top("timeout", value))
     for value in ('"0000-01-01T00:00:00Z"', '"99999-01-01T00:00:00Z"', '"2100-01-01T00:00:00Z"',
@@ -134,8 +158,11 @@ def malformed() -> list[tuple[str, str, Make]]:
                   'userland = "debian12-armhf"', 'userland = "debian12-amd64"\nlinkage = "shared"',
                   'userland = "debian12-amd64"\nflavours = ["time64"]'):
         add("faketime", value.replace("\n", ", "), _replace(PROBE, f"{PROBE}\n{value}", x86_64))
-    for value in ("0", "-1", "nan", "inf", "3601", "1e30", "200"):
-        add("wait", f"wait = {value}", _replace(SET_CLOCK, f"wait = {value}"))
+    for value in ("0", "-1", "nan", "inf", "1e30", "2592001"):
+        add("wait", f"wait = {value}", _replace(SET_CLOCK_STEP, f"wait = {value}"))
+    for value in ("3601", "200", "86400"):  # valid: time warp passes them in guest time
+        add("wait", f"wait = {value}", _replace(SET_CLOCK_STEP, f"wait = {value}"), valid=True)
+    add("wait", "wait = 200, warp = false (timeout 120)", _replace(SET_CLOCK_STEP, "wait = 200", _top("warp", "false")))
     for value in ('"panic=0"', '"console=ttyS1"', '"init=/bin/sh"', '"rdinit=/x"', '"y2038.agent=ttyS0"', '"--"',
                   '"a b"', '"x\\"y"', "5", '"$(reboot)"'):
         add("kernel-args", f"kernel-args = [{value}]", _top("kernel-args", f"[{value}]"))
@@ -194,12 +221,12 @@ def malformed() -> list[tuple[str, str, Make]]:
                        ("a symlink loop", _loop), ("a dangling symlink", _link("/nonexistent/x.toml")),
                        ("a symlink to /dev/zero", _link("/dev/zero")),
                        ("a symlink to /dev/urandom", _link("/dev/urandom"))):
-        cases.append(("special file", name, _special(f"special-{len(cases)}.toml", make)))
-    cases.append(("special file", "/dev/zero", lambda folder: Path("/dev/zero")))
-    cases.append(("name", "a name with ESC [2J", _text("x\x1b[2Jy.toml", "= broken")))
-    cases.append(("name", "a name with a newline", _text("two\nlines.toml", "= broken")))
-    cases.append(("name", "a missing file", lambda folder: folder / "missing.toml"))
-    cases.append(("name", "a [variant] the file lacks", lambda folder: Path(
+        cases.append(Case("special file", name, _special(f"special-{len(cases)}.toml", make)))
+    cases.append(Case("special file", "/dev/zero", lambda folder: Path("/dev/zero")))
+    cases.append(Case("name", "a name with ESC [2J", _text("x\x1b[2Jy.toml", "= broken")))
+    cases.append(Case("name", "a name with a newline", _text("two\nlines.toml", "= broken")))
+    cases.append(Case("name", "a missing file", lambda folder: folder / "missing.toml"))
+    cases.append(Case("name", "a [variant] the file lacks", lambda folder: Path(
         str(paths.SCENARIOS / "filetimes" / "filesystems.toml") + "[nope]")))
     for index, path in enumerate(suite.scenario_files()[:5]):
         text = path.read_text()
@@ -207,6 +234,63 @@ def malformed() -> list[tuple[str, str, Make]]:
             text[:len(text) // 2] + '\nx = "unterminated\n')
     add("syntax", "a key twice", _top("title", '"again"') + 'title = "twice"\n')
     add("syntax", "a bad escape", _top("title", '"\\q"'))
+    cases += issue_36_cases()
+    return cases
+
+
+def _family_bomb(levels: int = 7, references: int = 12) -> str:
+    """Issue 36's small file: seven levels of [values], twelve references each
+    (35.8 million leaves once expanded)."""
+    names = [chr(ord("a") + i) for i in range(levels)]
+    values = "".join(f'{n} = [{", ".join([chr(34) + "$" + names[i + 1] + chr(34)] * references)}]\n'
+                     if i + 1 < levels else f'{n} = [{", ".join(["1"] * references)}]\n'
+                     for i, n in enumerate(names))
+    return _top("kernel-args", '"$a"') + "[values]\n" + values
+
+
+def _run_step(pattern_key: str, pattern: str) -> str:
+    step = ('[[step]]\nphase = "r"\nrun = ["date", "+%s"]\nuserlands = ["debian12-amd64"]\n'
+            f'{pattern_key} = {pattern}\n[step.expect.debian12-amd64.date]\nexit = 0\n')
+    return _top("machines", '["x86_64"]') + "\n" + step
+
+
+def issue_36_cases() -> list[Case]:
+    """The files of issue 36: runs that would pass without testing, input that
+    kept the host busy, crashes, budgets, times, names."""
+    cases: list[Case] = []
+
+    def add(group: str, name: str, text: str | bytes, valid: bool = False,
+            verb: tuple[str, ...] = ("validate",)) -> None:
+        cases.append(Case(group, name, _text(f"i36-{group}-{len(cases)}.toml", text), valid, verb))
+    head, steps = BASE.split("[[step]]", 1)[0], "[[step]]" + BASE.split("[[step]]", 1)[1]
+    add("nothing tested", "a probe step without expectations", head + f"[[step]]\n{PROBE}\n")
+    add("nothing tested", "a file with only a wait", head + "[[step]]\nwait = 5\n")
+    add("nothing tested", "expectations only for native64, on i386", _top("machines", '["i386"]').split("[[step]]")[0]
+        + f'[[step]]\n{PROBE}\n[step.expect.native64.clock_gettime]\nerrno = "none"\n')
+    add("nothing tested", "an expectation on a call the args leave out",
+        _replace(PROBE, f'{PROBE}\nargs = ["time"]'))
+    add("nothing tested", "a file for armhf only, run on x86_64", _top("machines", '["armhf"]'), verb=("run",))
+    family = _family_bomb()
+    add("bounded work", f"{len(family.encode())} bytes: 7 levels of [values], 12 references each", family)
+    for key, value in (("matches", '"a{4294967296}"'), ("matches", '"' + "(" * 5000 + ")" * 5000 + '"'),
+                       ("matches", '"' + "(" * 17 + "a" + ")" * 17 + '"'), ("matches", '"(unclosed"')):
+        add("bounded work", f"{key} = {value[:24]}{'...' if len(value) > 24 else ''}",
+            _replace(WINDOW, f"{WINDOW}\n[step.expect.time64.time]\nabsent = {{ {key} = {value} }}"))
+    add("bounded work", 'matches = "^(0|00)+x" (valid: judged under a time limit)',
+        _replace(WINDOW, f'{WINDOW}\n[step.expect.time64.time]\nabsent = {{ matches = "^(0|00)+x" }}'), valid=True)
+    for value in ('"a{4294967296}"', '"' + "(" * 5000 + ")" * 5000 + '"'):
+        add("bounded work", f"time-pattern = {value[:24]}{'...' if len(value) > 24 else ''}",
+            _run_step("time-pattern", value))
+    add("budget", "20,000 one-second waits (time warp)", head + "[[step]]\nwait = 1\n" * 20_000 + steps)
+    add("budget", "a 6 h wait, --warp off", _replace(SET_CLOCK_STEP, "wait = 21600"),
+        verb=("run", "--warp", "off"))
+    add("budget", "a 6 h wait (valid under time warp)", _replace(SET_CLOCK_STEP, "wait = 21600"), valid=True)
+    add("times", "fullwidth digits in rtc", _top("rtc", '"２０３８-01-19T03:00:00Z"'))
+    add("times", "a TOML local date-time (no Z)", _top("rtc", "2038-01-19T03:00:00"))
+    add("times", "a TOML date-time at +01:00", _top("rtc", "2038-01-19T04:00:00+01:00"))
+    add("times", "a 5,000-digit year", _top("rtc", '"' + "2" * 5000 + '-01-19T03:00:00Z"'))
+    add("times", "a 5,000-digit number", _top("timeout", "2" * 5000))
+    add("long values", "a 900 KB title", _top("title", '"' + "t" * 900_000 + '"'), valid=True)
     return cases
 
 
@@ -214,34 +298,41 @@ def malformed() -> list[tuple[str, str, Make]]:
 class FileOutcome:
     group: str
     name: str
-    outcome: str  # one-line error, traceback, hang, accepted, other
+    outcome: str  # OUTCOMES
     line: str  # what the user saw (the error line, shortened)
 
 
-def _validate(group: str, name: str, path: Path) -> FileOutcome:
-    env = dict(os.environ, PYTHONPATH=str(paths.REPO))
+OUTCOMES = ("one-line error", "accepted", "false pass", "traceback", "hang", "other")
+"""A bad file: a one-line error is right, an acceptance a false pass. A valid
+file (Case.valid): accepted is right, a refusal "other"."""
+
+
+def _try(case: Case, path: Path, results: Path) -> FileOutcome:
+    env = dict(os.environ, PYTHONPATH=str(paths.REPO), Y2038_RESULTS=str(results))
+    group, name = case.group, case.name
     try:
-        result = subprocess.run([sys.executable, "-m", "sandbox", "validate", str(path)], env=env,
+        result = subprocess.run([sys.executable, "-m", "sandbox", *case.verb, str(path)], env=env,
                                 capture_output=True, timeout=VALIDATE_SECONDS, check=False)
     except subprocess.TimeoutExpired:
         return FileOutcome(group, name, "hang", f"no answer within {VALIDATE_SECONDS:.0f} s")
     err = result.stderr.decode("utf-8", "replace")
-    lines = err.strip().splitlines()
+    lines = [line for line in err.strip().splitlines() if not line.startswith("==> ")]  # progress lines
     if "Traceback" in err:
         return FileOutcome(group, name, "traceback", lines[-1] if lines else "")
     if result.returncode == 0:
-        return FileOutcome(group, name, "accepted", lines[-1] if lines else "")
-    clean = not any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in err.strip())
-    if result.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ") and clean:
+        last = err.strip().splitlines()[-1] if err.strip() else ""
+        return FileOutcome(group, name, "accepted" if case.valid else "false pass", last)
+    clean = not any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in "".join(lines))
+    if result.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ") and clean and not case.valid:
         return FileOutcome(group, name, "one-line error", lines[0])
     return FileOutcome(group, name, "other", f"exit {result.returncode}: {err.strip()[:80]!r}")
 
 
 def try_malformed(folder: Path) -> list[FileOutcome]:
     folder.mkdir(parents=True, exist_ok=True)
-    cases = [(group, name, make(folder)) for group, name, make in malformed()]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-        return list(pool.map(lambda case: _validate(*case), cases))
+    cases = [(case, case.make(folder)) for case in malformed()]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda item: _try(*item, folder / "results"), cases))
 
 # --------------------------------------------------------------------------
 # 2. Signals.
@@ -260,11 +351,17 @@ phase = "before"
 probe = "clock"
 flavours = ["time64"]
 
+[step.expect.time64.clock_gettime]
+errno = "none"
+
 [[step]]
 wait = {wait}
 """
 TARGETS = ("just", "just binary", "python", "process group")
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+KILLS = (("just", signal.SIGKILL), ("python", signal.SIGKILL))
+"""SIGKILL to the `just` wrapper (Python sees it gone: sandbox/app/lifeline.py)
+and to Python itself (QEMU dies with it: PR_SET_PDEATHSIG; no run.json)."""
 
 
 @dataclass(frozen=True)
@@ -277,6 +374,7 @@ class SignalTrial:
     report_kept: bool  # report.txt written
     exit_code: int | None  # of the `just` command
     note: str = ""
+    qemu_capeff: str = ""  # QEMU's effective capabilities while the guest waits (/proc/<pid>/status)
 
     @property
     def evidence_kept(self) -> bool:
@@ -354,6 +452,7 @@ def signal_trial(target: str, signum: int, folder: Path, wait: int = 20) -> Sign
             raise SandboxError(f"{target}/{signal.Signals(signum).name}: the guest never answered "
                                f"(see {results})")
         time.sleep(0.3)
+        capeff = ",".join(f"{privileges.effective(pid) or 0:016x}" for pid in qemu_of(results))
         tree = _descendants(proc.pid)
         python = next(p for p in tree if "sandbox" in _cmdline(p) and "run" in _cmdline(p))
         binary = next((p for p in [proc.pid, *tree] if Path(_cmdline(p)[0]).name == "just"
@@ -383,7 +482,7 @@ def signal_trial(target: str, signum: int, folder: Path, wait: int = 20) -> Sign
     outcome = json.loads(runs[0].read_text())["outcome"] if runs else ""
     report = bool(runs) and (runs[0].parent / files.REPORT).is_file()
     note = "" if pid != binary or binary != proc.pid else "the command on PATH is the just binary"
-    return SignalTrial(target, signal.Signals(signum).name, left, gone_after, outcome, report, code, note)
+    return SignalTrial(target, signal.Signals(signum).name, left, gone_after, outcome, report, code, note, capeff)
 
 # --------------------------------------------------------------------------
 # 3. Kernel findings.
@@ -441,6 +540,89 @@ def finding_effects() -> list[FindingOutcome]:
     return effects
 
 # --------------------------------------------------------------------------
+# 4. Judging bounded, 5. runs that must not pass.
+
+
+@dataclass(frozen=True)
+class JudgingOutcome:
+    name: str
+    seconds: float
+    verdict: str
+
+
+def judging_bounds() -> list[JudgingOutcome]:
+    """A `matches` that backtracks without end (issue 36: Python stayed busy
+    200 s after the guest), and a judging past its deadline: what the judge
+    says and how long it takes."""
+    text = BASE.split("[[step]]")[0] + f'[[step]]\n{PROBE}\n[step.expect.time64.time]\nabsent = {{ matches = "^(0|00)+x" }}\n'
+    scenario = parse_scenario(text, "judging.toml", suite.catalogue(), suite.machine_flavours())
+    zeros = Observation(scenario.name, "x86_64", "in-2040", "clock", "time64", "time", {"absent": "0" * 60})
+    rows = []
+    for name, seconds in (("matches = \"^(0|00)+x\" on 60 zeros", None), ("judging past its deadline", -1.0)):
+        start = time.monotonic()
+        result = evaluate(scenario, "x86_64", [zeros], seconds=JUDGE_SECONDS if seconds is None else seconds)
+        (verdict,) = result.verdicts
+        rows.append(JudgingOutcome(name, time.monotonic() - start,
+                                   f"{'passed' if verdict.passed else 'failed'}: {verdict.observed}"))
+    return rows
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    name: str
+    exit_code: int | None
+    outcome: str  # run.json's
+    line: str
+
+
+def _many_arguments() -> str:
+    """A probe step given 100,000 arguments: the guest's shell cannot exec it."""
+    args = ", ".join(['"time"'] * 100_000)
+    return (BASE.split("[[step]]")[0].replace('rtc = ', 'machines = ["x86_64"]\nrtc = ', 1)
+            + f'[[step]]\nphase = "p"\nprobe = "clock"\nflavours = ["time64"]\nargs = [{args}]\n'
+            + '[step.expect.time64.time]\nerrno = "none"\n')
+
+
+RUNS = (("a probe given 100,000 arguments", _many_arguments),)
+
+
+def try_runs(folder: Path, seconds: float = 600.0) -> list[RunOutcome]:
+    """Each file through `sandbox run` (boots x86_64): its exit code and run.json."""
+    folder.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for index, (name, make) in enumerate(RUNS):
+        path, results = folder / f"run-{index}.toml", folder / f"results-{index}"
+        path.write_text(make())
+        env = dict(os.environ, PYTHONPATH=str(paths.REPO), Y2038_RESULTS=str(results))
+        try:
+            done = subprocess.run([sys.executable, "-m", "sandbox", "run", str(path)], env=env,
+                                  capture_output=True, timeout=seconds, check=False)
+            code, err = done.returncode, done.stdout.decode("utf-8", "replace")
+        except subprocess.TimeoutExpired:
+            code, err = None, f"no answer within {seconds:.0f} s"
+        runs = list(results.glob("*/*/*/run.json"))
+        info = json.loads(runs[0].read_text()) if runs else {}
+        rows.append(RunOutcome(name, code, str(info.get("outcome", "")), str(info.get("detail", err))[:110]))
+    return rows
+
+
+def report_runs(runs: list[RunOutcome]) -> str:
+    if not runs:
+        return ""
+    passed = sum(r.exit_code == 0 for r in runs)
+    return (f"\n### Runs that must not pass: {len(runs)} tried, false passes: {passed}\n\n"
+            + _table(["file", "exit code", "run.json outcome", "detail"],
+                     [[r.name, str(r.exit_code), r.outcome or "(none)",
+                       "`" + r.line.replace("|", "\\|").replace("`", "'") + "`"] for r in runs]) + "\n")
+
+
+def report_judging(rows: list[JudgingOutcome]) -> str:
+    return ("\n### Judging, bounded\n\n"
+            + _table(["case", "judged in", "verdict"],
+                     [[r.name.replace("|", "\\|"), f"{r.seconds:.2f} s",
+                       "`" + r.verdict.replace("|", "\\|")[:110] + "`"] for r in rows]) + "\n")
+
+# --------------------------------------------------------------------------
 # The report.
 
 
@@ -455,7 +637,8 @@ def report(files: list[FileOutcome], trials: list[SignalTrial], effects: list[Fi
     for f in files:
         counts[f.outcome] = counts.get(f.outcome, 0) + 1
     out.append(f"### Malformed files: {len(files)} tried\n")
-    out.append(", ".join(f"{outcome}: {n}" for outcome, n in sorted(counts.items())) + "\n")
+    out.append(", ".join(f"{outcome}: {counts.get(outcome, 0)}" for outcome in OUTCOMES)
+               + f" ({sum(1 for f in files if f.outcome in ('one-line error', 'accepted'))} as they should)\n")
     out.append(_table(["group", "file", "outcome", "what the user sees"],
                       [[f.group, f.name.replace("|", "\\|"), f.outcome,
                         "`" + f.line.replace("|", "\\|").replace("`", "'")[:110] + "`"] for f in files]))
@@ -465,11 +648,11 @@ def report(files: list[FileOutcome], trials: list[SignalTrial], effects: list[Fi
                    f"{sum(t.qemu_left for t in trials)}, evidence kept: {kept}/{len(trials)} "
                    f"({100 * kept // len(trials)}%)\n")
         out.append(_table(["target", "signal", "QEMU left after 2 s", "QEMU gone after", "run.json outcome",
-                           "report.txt", "exit code"],
+                           "report.txt", "exit code", "QEMU CapEff"],
                           [[t.target, t.signal, str(t.qemu_left),
                             f"{t.gone_after:.2f} s" if t.gone_after is not None else "never",
                             t.outcome or "(none)", "yes" if t.report_kept else "no",
-                            str(t.exit_code)] for t in trials]))
+                            str(t.exit_code), t.qemu_capeff or "?"] for t in trials]))
     out.append(f"\n### Kernel findings: {len(effects) - 1} kinds\n")
     out.append(_table(["kind", "console line", "effect"],
                       [[e.kind, "`" + e.line + "`", e.effect] for e in effects]))
@@ -477,16 +660,19 @@ def report(files: list[FileOutcome], trials: list[SignalTrial], effects: list[Fi
 
 
 def measure(boot: bool = True) -> str:
-    """The three measurements' tables (`sandbox reliability`; --no-boot: boot=False)."""
+    """The measurements' tables (`sandbox reliability`; --no-boot: boot=False)."""
     with tempfile.TemporaryDirectory(prefix="y2038-reliability-") as tmp:
         folder = Path(tmp)
         say("malformed files ...")
         files = try_malformed(folder / "files")
-        trials = []
+        trials, runs = [], []
         if boot:
-            for target in TARGETS:
-                for signum in SIGNALS:
-                    say(f"signal {signal.Signals(signum).name} to {target} ...")
-                    trials.append(signal_trial(target, signum, folder / f"{target}-{signum}".replace(" ", "-")))
+            pairs = [(target, signum) for target in TARGETS for signum in SIGNALS] + list(KILLS)
+            for target, signum in pairs:
+                say(f"signal {signal.Signals(signum).name} to {target} ...")
+                trials.append(signal_trial(target, signum, folder / f"{target}-{signum}".replace(" ", "-")))
+            say("runs that must not pass ...")
+            runs = try_runs(folder / "runs")
         effects = finding_effects()
-    return report(files, trials, effects)
+        judged = judging_bounds()
+    return report(files, trials, effects) + report_runs(runs) + report_judging(judged)

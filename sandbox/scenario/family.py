@@ -41,7 +41,8 @@ FAMILY_KEYS = ("values", "flavour-groups", "variant")
 _NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
 MAX_NESTING = 8  # "$a" whose value holds "$b" whose value holds ...
 MAX_EXPANDED = 100_000
-"""Values (tables, lists, strings, numbers) a whole file may expand to; ours reach a few thousand."""
+"""Values (tables, lists, strings, numbers) the references of a whole file may
+bring in; ours bring in a few thousand."""
 _REF_RE = re.compile(r"\$(\$|\{([^}]*)\})")
 
 
@@ -75,8 +76,11 @@ class _Budget:
 def _substitute(raw: object, values: dict[str, object], where: Where, budget: _Budget,
                 depth: int = 0) -> object:
     """The value with every "$name" and "${name}" replaced; a value that is
-    itself a table or list may refer to other values, MAX_NESTING deep."""
-    budget.spend(where)
+    itself a table or list may refer to other values, MAX_NESTING deep.
+    What a reference brings in (depth > 0) is counted against the budget;
+    the file's own values are bounded by its size already."""
+    if depth:
+        budget.spend(where)
     if isinstance(raw, dict):
         return {key: _substitute(item, values, where.at(key), budget, depth) for key, item in raw.items()}
     if isinstance(raw, list):
