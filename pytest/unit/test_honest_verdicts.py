@@ -21,7 +21,7 @@ from sandbox.guest.qemu import BootRequest
 from sandbox.judge.evaluate import evaluate
 from sandbox.run.observations import Observation, program_observation
 from sandbox.report.text import JudgedRun
-from sandbox.run.record import STEP_FAILED
+from sandbox.run.record import STEP_FAILED, RunRecord
 from sandbox.run.runner import Boot, run_scenario
 from sandbox.scenario import patterns, suite
 from sandbox.scenario.model import Scenario
@@ -100,7 +100,7 @@ def test_the_calls_a_call_also_prints_are_those_of_the_probe_sources() -> None:
     assert found == dict(ALSO_PRINTS)
 
 
-def _boot_replaying(tmp_path: Path, scenario: Scenario, replies: list[list[str]]) -> object:
+def _boot_replaying(tmp_path: Path, scenario: Scenario, replies: list[list[str]]) -> RunRecord:
     transcript = ["@@Y2038 READY 6.1.192+", *[line for reply in replies for line in reply]]
 
     def start(request: BootRequest) -> ReplayGuest:

@@ -332,7 +332,7 @@ def try_malformed(folder: Path) -> list[FileOutcome]:
     folder.mkdir(parents=True, exist_ok=True)
     cases = [(case, case.make(folder)) for case in malformed()]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(lambda item: _try(*item, folder / "results"), cases))
+        return list(pool.map(lambda item: _try(item[0], item[1], folder / "results"), cases))
 
 # --------------------------------------------------------------------------
 # 2. Signals.

@@ -269,7 +269,7 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
         rejected, text = result.static.rejected + result.rejected, runtime_lines.report(result, args.horizons)
     for bad in rejected:
         print(f"error: {bad.line()}", file=sys.stderr)
-    document = {"inputs": args.inputs, **result.to_json()}
+    document: dict[str, object] = {"inputs": args.inputs, **result.to_json()}
     # the static audit only says who binds 32-bit time, not who breaks: it fails nothing unless asked
     level = args.fail_on or (None if args.static else DEFAULT_FAIL_ON)
     failed = failing(findings(document), level) if level else []

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-import regex
+import regex  # type: ignore[import]  # python3-regex ships no type stubs
 
 MAX_PATTERN_CHARS = 1000
 MAX_GROUP_DEPTH = 16
