@@ -20,7 +20,7 @@ from sandbox.base.paths import REPO
 from sandbox.guest.qemu import BootRequest
 from sandbox.judge.evaluate import evaluate
 from sandbox.run.observations import Observation, program_observation
-from sandbox.report.text import JudgedRun
+from sandbox.judge.judged import JudgedRun
 from sandbox.run.record import STEP_FAILED, RunRecord
 from sandbox.run.runner import Boot, run_scenario
 from sandbox.scenario import patterns, suite
