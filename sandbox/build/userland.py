@@ -25,6 +25,7 @@ never what a scenario measures (file-time steps write to /tmp or a disk).
 from __future__ import annotations
 
 import compileall
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -35,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -121,12 +123,24 @@ def _prepare_state(userland: Userland, userlands: Userlands) -> Path:
         f"Types: deb\nURIs: {userlands.mirror}\nSuites: {userland.suite}\nComponents: main\n"
         f"Signed-By: {userlands.keyring}\n")
     stamp = state / "lists" / ".updated"
-    if not stamp.exists() or time.time() - stamp.stat().st_mtime > LISTS_MAX_AGE:
-        with step(f"apt-get update for {userland.suite}/{userland.arch} (private state in {state})"):
-            _apt(["apt-get", *_apt_options(state), *_arch_options(userland), "update", "-q"],
-                 f"userland {userland.name}: apt-get update")
-        stamp.touch()
+    with state_locked(state):  # asked again under the lock: another process may have updated meanwhile
+        if not stamp.exists() or time.time() - stamp.stat().st_mtime > LISTS_MAX_AGE:
+            with step(f"apt-get update for {userland.suite}/{userland.arch} (private state in {state})"):
+                _apt(["apt-get", *_apt_options(state), *_arch_options(userland), "update", "-q"],
+                     f"userland {userland.name}: apt-get update")
+            stamp.touch()
     return state
+
+
+@contextlib.contextmanager
+def state_locked(state: Path) -> Iterator[None]:
+    """One process at a time in a private apt state: two `apt-get update`s
+    in one lists folder take each other's partial files ("can not open
+    .../lists/partial/..._InRelease", seen when two tests built the same
+    userland at once)."""
+    with (state.parent / f"{state.name}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _download(userland: Userland, state: Path) -> list[Path]:
@@ -179,8 +193,9 @@ def download_package(userland: Userland, userlands: Userlands, package: str, int
     """One package's .deb (not what it depends on), fetched from the
     userland's private apt state into the folder `into`."""
     state = _prepare_state(userland, userlands)
-    _apt(["apt-get", *_apt_options(state), *_arch_options(userland), "download", "-q", package],
-         f"apt-get download {package} ({userland.suite}/{userland.arch})", cwd=into)
+    with state_locked(state):
+        _apt(["apt-get", *_apt_options(state), *_arch_options(userland), "download", "-q", package],
+             f"apt-get download {package} ({userland.suite}/{userland.arch})", cwd=into)
     found = sorted(into.glob(f"{package}_*.deb"))
     if not found:
         raise SandboxError(f"apt-get download {package} left no .deb in {into}")
@@ -267,7 +282,8 @@ def _store(userland: Userland, debs: list[Path], packages: list[Package], drop: 
 def build_userland(userland: Userland, userlands: Userlands) -> UserlandArtifact:
     """The userland from the cache, or downloaded and unpacked first."""
     state = _prepare_state(userland, userlands)
-    debs, packages = _resolved(userland, state)
+    with state_locked(state):
+        debs, packages = _resolved(userland, state)
     key = userland_key(userland, packages, userlands.drop)
     root = cache_dir() / "userlands"
     root.mkdir(parents=True, exist_ok=True)
