@@ -337,3 +337,15 @@ def test_the_reliability_files_of_these_groups_are_judged_as_the_table_says(tmp_
             with pytest.raises(InputError) as caught:
                 suite.load_all([path])
             assert "\n" not in str(caught.value) and len(str(caught.value)) <= 1100, case.name
+
+
+@pytest.mark.skipif(__import__("shutil").which("just") is None, reason="`just` is not installed")
+def test_just_takes_a_relative_path_from_the_folder_it_was_typed_in(tmp_path: Path) -> None:
+    """just runs its recipes from the repository root; the file is the caller's."""
+    import shutil
+    import subprocess
+    shutil.copy(REPO / "scenarios" / "clock" / "rollover.toml", tmp_path / "mine.toml")
+    result = subprocess.run([shutil.which("just") or "just", "--justfile", str(REPO / "justfile"), "validate",
+                             "mine.toml"], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr
+    assert "1 scenario file(s) valid" in result.stderr
