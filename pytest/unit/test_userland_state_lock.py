@@ -20,13 +20,23 @@ def test_an_update_waits_for_the_state_lock_and_is_not_repeated(monkeypatch: pyt
     userlands = load_userlands()
     one = next(iter(userlands.by_name.values()))
     updates: list[list[str]] = []
-    monkeypatch.setattr(userland, "_apt", lambda argv, what, cwd=None: updates.append(argv) or "")
+
+    def apt(argv: list[str], what: str, cwd: Path | None = None) -> str:
+        updates.append(argv)
+        return ""
+
+    monkeypatch.setattr(userland, "_apt", apt)
     state = userland._apt_dir(one)
     state.parent.mkdir(parents=True, exist_ok=True)
     done = threading.Event()
+
+    def prepare() -> None:
+        userland._prepare_state(one, userlands)
+        done.set()
+
     with (state.parent / f"{state.name}.lock").open("w") as held:  # another process holds the state
         fcntl.flock(held, fcntl.LOCK_EX)
-        worker = threading.Thread(target=lambda: (userland._prepare_state(one, userlands), done.set()))
+        worker = threading.Thread(target=prepare)
         worker.start()
         assert not done.wait(0.5), "prepared the apt state while another process held its lock"
         assert updates == []
