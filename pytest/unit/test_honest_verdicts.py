@@ -326,8 +326,8 @@ RELIABILITY_GROUPS = ("wait", "nothing tested", "bounded work", "budget", "times
 def test_the_reliability_files_of_these_groups_are_judged_as_the_table_says(tmp_path: Path) -> None:
     """Its wait rows once all failed on a leftover `via` key, so no valid wait
     was ever tried; here every valid row loads and every other is refused."""
-    from sandbox.app import reliability
-    cases = [c for c in reliability.malformed() if c.group in RELIABILITY_GROUPS and c.verb == ("validate",)]
+    from sandbox.app import reliability_files
+    cases = [c for c in reliability_files.malformed() if c.group in RELIABILITY_GROUPS and c.verb == ("validate",)]
     assert sum(c.valid for c in cases) >= 5 and len(cases) >= 30
     for case in cases:
         path = case.make(tmp_path)
