@@ -9,15 +9,36 @@ a panic) or `hung` (the agent fell silent until the deadline).
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 
+from sandbox.base.evidence import Evidence
+from sandbox.base.machines import MACHINES
+from sandbox.base.timefmt import format_time
 from sandbox.guest import protocol
 from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import BootRequest, GuestDied, GuestHung
+from sandbox.scenario.model import Scenario
 
 DATA = Path(__file__).resolve().parent.parent / "data"
+
+BASE = BootRequest(MACHINES["x86_64"], Path("/k/vmlinux"), Path("/i/initramfs.cpio"), "", "tcg", Path())
+"""A boot's machine and files, nothing built: the run loop never opens them."""
+
+
+def prepared(scenario: Scenario, evidence: Path, base: BootRequest = BASE) -> BootRequest:
+    """What sandbox/run/prepare.boot_of makes of a scenario on `base`'s
+    machine and files (no userland, no disk image): its clock, kernel
+    arguments, time warp and evidence folder."""
+    return replace(base, rtc=format_time(scenario.rtc), evidence=evidence, append=scenario.kernel_args,
+                   warp=scenario.warp)
+
+
+def prepared_server(scenario: Scenario, evidence: Path, base: BootRequest) -> BootRequest:
+    """sandbox/run/prepare.server_boot_of's request for the run in `evidence`."""
+    assert scenario.time_server is not None
+    return replace(base, rtc=format_time(scenario.time_server.time), evidence=Evidence(evidence).server().folder)
 
 
 def frame(command_id: int, stdout: str, stderr: str = "", exit_code: int = 0) -> list[str]:

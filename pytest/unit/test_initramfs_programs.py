@@ -15,7 +15,7 @@ from sandbox.base.errors import SandboxError
 from sandbox.base.machines import MACHINES
 from captured_results import fake_target as captured_target
 
-from sandbox.app.jobs import _host_binaries
+from sandbox.run.prepare import _host_binaries
 from sandbox.base.paths import REPO
 from sandbox.build.initramfs import (HOST_BINARIES, MULTICALL, Busybox, HostFile, InitramfsArtifact, _entries,
                                      _host_entries, _Inputs, _programs, load_manifest)

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
-from replay_guest import DATA, ReplayGuest, captured
+from replay_guest import BASE, DATA, ReplayGuest, captured, prepared
 
 from sandbox.app import cli, signals, verbs
 from sandbox.app.exit_codes import EXIT_FAILED, EXIT_INFRA, exit_code
@@ -36,12 +36,12 @@ from sandbox.judge.evaluate import evaluate
 from sandbox.judge.judged import JudgedRun
 from sandbox.report.text import failure_report
 from sandbox.run.record import INFRASTRUCTURE
-from sandbox.run.runner import Boot, classify, run_scenario
+from sandbox.run.runner import classify, run_scenario
 from sandbox.scenario import suite
 from sandbox.scenario.model import KERNEL_FINDINGS, Scenario
 
 ROLLOVER = REPO / "scenarios" / "clock" / "rollover.toml"
-BOOT = Boot(MACHINES["x86_64"], Path("/k/vmlinux"), Path("/i/initramfs.cpio"), "tcg")
+BOOT = BASE
 WARNING_LINE = 87  # pytest/data/console/warning.log: normal.log's 85 lines, "cut here", then WARNING
 
 
@@ -56,7 +56,7 @@ def rollover(tmp_path: Path, extra: str = "") -> Scenario:
 def judge(tmp_path: Path, scenario: Scenario, console: str) -> JudgedRun:
     """The run loop and the judge, as sandbox.app.jobs.run_and_judge runs them."""
     transcript, _ = captured("normal")
-    record = run_scenario(scenario, BOOT, tmp_path / "evidence",
+    record = run_scenario(scenario, prepared(scenario, tmp_path / "evidence", BOOT),
                           lambda request: ReplayGuest(request, transcript, console))
     result = evaluate(scenario, BOOT.machine.name, record.observations, record.findings)
     judged = JudgedRun(record, result)
@@ -264,7 +264,7 @@ def test_a_run_ended_by_a_signal_or_a_bug_keeps_its_evidence(tmp_path: Path, err
         write_judgement(JudgedRun(record, None))  # as sandbox.app.jobs does
         reports.append((tmp_path / "ev" / "report.txt").read_text())
     with pytest.raises(type(error)):
-        run_scenario(suite.load(ROLLOVER), BOOT, tmp_path / "ev", start, on_abort)
+        run_scenario(suite.load(ROLLOVER), prepared(suite.load(ROLLOVER), tmp_path / "ev", BOOT), start, on_abort)
     assert guests[0].stopped
     run = json.loads((tmp_path / "ev" / "run.json").read_text())
     assert (run["outcome"], run["detail"]) == (outcome, detail)
@@ -281,7 +281,7 @@ def test_a_run_ended_by_a_signal_or_a_bug_keeps_its_evidence(tmp_path: Path, err
 def test_qemu_that_stops_before_the_console_exists_is_infrastructure(tmp_path: Path, qemu: str,
                                                                      detail: str) -> None:
     boot = dataclasses.replace(BOOT, machine=dataclasses.replace(BOOT.machine, qemu=qemu))
-    record = run_scenario(suite.load(ROLLOVER), boot, tmp_path / "ev")
+    record = run_scenario(suite.load(ROLLOVER), prepared(suite.load(ROLLOVER), tmp_path / "ev", boot))
     assert record.outcome == "guest-exited" and record.detail.startswith(detail)
     assert record.infrastructure_failed and not (tmp_path / "ev" / "console.log").exists()
     assert json.loads((tmp_path / "ev" / "run.json").read_text())["outcome"] == "guest-exited"
@@ -293,7 +293,7 @@ def test_a_failed_step_shows_the_helpers_stdout_and_stderr(tmp_path: Path) -> No
     chunks = replies("normal")
     chunks[5] = frame(5, "settime: tried 2147483670\n", "settime: settimeofday: EPERM\n", 1)
     transcript = [line for chunk in chunks[:6] + [chunks[-1]] for line in chunk]
-    record = run_scenario(suite.load(ROLLOVER), BOOT, tmp_path / "ev",
+    record = run_scenario(suite.load(ROLLOVER), prepared(suite.load(ROLLOVER), tmp_path / "ev", BOOT),
                           lambda request: ReplayGuest(request, transcript, captured("normal")[1]))
     report = failure_report(record, None)
     assert "settime: settimeofday: EPERM" in report and "settime: tried 2147483670" in report

@@ -13,20 +13,20 @@ from pathlib import Path
 from types import TracebackType
 
 import pytest
+from replay_guest import BASE, prepared
 
 from sandbox.app.parallel import StopScope, run_side_by_side
 from sandbox.base.errors import Interrupted
-from sandbox.base.machines import MACHINES
 from sandbox.base.paths import REPO
 from sandbox.guest import protocol
 from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import BootRequest, GuestDied
 from sandbox.run.record import RunRecord
-from sandbox.run.runner import Boot, StartGuest, run_scenario
+from sandbox.run.runner import StartGuest, run_scenario
 from sandbox.scenario import suite
 
 ROLLOVER = suite.load(REPO / "scenarios" / "clock" / "rollover.toml")
-BOOT = Boot(MACHINES["x86_64"], Path("/k/vmlinux"), Path("/i/initramfs.cpio"), "tcg")
+BOOT = BASE
 WAIT = 10.0  # seconds a test waits for a thread at most; it never takes that long when it passes
 
 
@@ -100,7 +100,7 @@ def test_a_signal_stops_every_guest_and_each_run_records_itself_interrupted(tmp_
             return guests[-1]
 
     def work(item: int, starter: StartGuest) -> RunRecord:
-        return run_scenario(ROLLOVER, BOOT, tmp_path / str(item), starter)
+        return run_scenario(ROLLOVER, prepared(ROLLOVER, tmp_path / str(item), BOOT), starter)
 
     def on_done(item: int, record: RunRecord) -> None:  # the signal lands while runs 1 and 2 wait
         assert record.outcome == "completed"
@@ -131,7 +131,7 @@ def test_a_real_signal_while_waiting_stops_the_guest_and_the_queued_run_never_bo
         return guests[-1]
 
     def work(item: int, starter: StartGuest) -> RunRecord:
-        return run_scenario(ROLLOVER, BOOT, tmp_path / str(item), starter)
+        return run_scenario(ROLLOVER, prepared(ROLLOVER, tmp_path / str(item), BOOT), starter)
 
     def send_when_blocked() -> None:
         for _ in range(int(WAIT / 0.01)):

@@ -8,15 +8,14 @@ import re
 from pathlib import Path
 
 import pytest
-from replay_guest import ReplayGuest, captured
+from replay_guest import BASE, ReplayGuest, captured, prepared
 
 from sandbox.base.errors import InputError
-from sandbox.base.machines import MACHINES
 from sandbox.guest.qemu import BootRequest
 from sandbox.judge.evaluate import evaluate
 from sandbox.report.recording import TODO, record
 from sandbox.run.record import RunRecord
-from sandbox.run.runner import Boot, run_scenario
+from sandbox.run.runner import run_scenario
 from sandbox.scenario import suite
 from sandbox.scenario.model import Scenario
 
@@ -49,11 +48,11 @@ def load(tmp_path: Path, text: str, name: str = "bare.toml", recording: bool = T
 
 def replayed(tmp_path: Path, scenario: Scenario) -> RunRecord:
     transcript, console = captured("normal")
-    boot = Boot(MACHINES["x86_64"], Path("/k"), Path("/i"), "tcg")
+    boot = BASE
 
     def start(request: BootRequest) -> ReplayGuest:
         return ReplayGuest(request, transcript, console)
-    return run_scenario(scenario, boot, tmp_path / "evidence", start)
+    return run_scenario(scenario, prepared(scenario, tmp_path / "evidence", boot), start)
 
 
 def test_a_recorded_scenario_passes_against_the_run_it_came_from(tmp_path: Path) -> None:

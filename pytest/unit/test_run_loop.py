@@ -8,23 +8,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from replay_guest import ReplayGuest, captured, frame
+from replay_guest import BASE, ReplayGuest, captured, frame, prepared
 
 from sandbox.app.exit_codes import EXIT_FAILED, EXIT_INFRA, EXIT_PASSED, EXIT_STEP, exit_code
 from sandbox.app.jobs import write_judgement
-from sandbox.base.machines import MACHINES
 from sandbox.base.paths import REPO
 from sandbox.guest.qemu import BootRequest
 from sandbox.judge.evaluate import evaluate
 from sandbox.judge.judged import JudgedRun
 from sandbox.run.plan import plan
 from sandbox.run.record import RunRecord
-from sandbox.run.runner import Boot, run_scenario
+from sandbox.run.runner import run_scenario
 from sandbox.scenario import suite
 from sandbox.scenario.model import Scenario
 
 ROLLOVER = REPO / "scenarios" / "clock" / "rollover.toml"
-BOOT = Boot(MACHINES["x86_64"], Path("/k/vmlinux"), Path("/i/initramfs.cpio"), "tcg")
+BOOT = BASE
 EVIDENCE = ("console.log", "kernel.log", "agent.log", "observations.jsonl", "run.json", "report.txt")
 
 
@@ -36,7 +35,7 @@ def replay(tmp_path: Path, transcript: list[str], console: str, ending: str = "d
     def start(request: BootRequest) -> ReplayGuest:
         guests.append(ReplayGuest(request, transcript, console, ending))
         return guests[-1]
-    record = run_scenario(scenario, BOOT, tmp_path / "evidence", start)
+    record = run_scenario(scenario, prepared(scenario, tmp_path / "evidence", BOOT), start)
     result = evaluate(scenario, BOOT.machine.name, record.observations) if record.completed else None
     judged = JudgedRun(record, result)
     write_judgement(judged)

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from replay_guest import ReplayGuest, captured, frame
+from replay_guest import ReplayGuest, captured, frame, prepared, prepared_server
 
 from sandbox.base.errors import InputError
 from sandbox.base.machines import MACHINES
@@ -18,7 +18,7 @@ from sandbox.judge.evaluate import evaluate
 from sandbox.run import chrony
 from sandbox.run.plan import network_commands, plan, server_commands
 from sandbox.run.record import COMPLETED, STEP_FAILED
-from sandbox.run.runner import SERVER_FOLDER, Boot, run_scenario
+from sandbox.run.runner import SERVER_FOLDER, run_scenario
 from sandbox.scenario import suite
 from sandbox.scenario.model import NtpSyncStep, TimeServer
 from sandbox.scenario.parser import parse_scenario
@@ -132,8 +132,9 @@ def test_sync_fields_read_the_step_the_tracking_and_the_clock() -> None:
     assert dead == {"result": "exited", "log": "", "tracking": "506 Cannot talk to daemon", "sources": ""}
 
 
-BOOT = Boot(MACHINES["i386"], Path("/k/vmlinux"), Path("/i/with-userland.cpio"), "tcg")
-SERVER_BOOT = Boot(MACHINES["x86_64"], Path("/k/server-vmlinux"), Path("/i/server.cpio"), "tcg", memory_mib=622)
+BOOT = BootRequest(MACHINES["i386"], Path("/k/vmlinux"), Path("/i/with-userland.cpio"), "", "tcg", Path())
+SERVER_BOOT = BootRequest(MACHINES["x86_64"], Path("/k/server-vmlinux"), Path("/i/server.cpio"), "", "tcg", Path(),
+                          memory_mib=622)
 
 
 def two_guests(server_transcript: list[str], server_ending: str = "died"):
@@ -153,7 +154,7 @@ def two_guests(server_transcript: list[str], server_ending: str = "died"):
 def test_the_server_boots_serves_and_both_guests_stop_with_the_evidence_kept(tmp_path: Path) -> None:
     (scenario,) = [s for s in suite.load_all([ROLLOVER]) if s.variant == "debian12-i386"]
     start, guests = two_guests(captured("ntp-server")[0])
-    record = run_scenario(scenario, BOOT, tmp_path / "run", start, server_boot=SERVER_BOOT)
+    record = run_scenario(scenario, prepared(scenario, tmp_path / "run", BOOT), start, server_boot=prepared_server(scenario, tmp_path / "run", SERVER_BOOT))
     assert record.outcome == COMPLETED
     server, client = guests["server"], guests["client"]
     assert server.stopped and client.stopped
@@ -181,7 +182,7 @@ def test_a_server_whose_chronyd_fails_is_a_failed_step_and_the_client_runs_nothi
     ready = captured("ntp-server")[0][:1]
     transcript = ready + frame(1, "") + frame(2, "") + frame(3, "", "chronyd: Fatal error : no socket", 1)
     start, guests = two_guests(transcript)
-    record = run_scenario(scenario, BOOT, tmp_path / "run", start, server_boot=SERVER_BOOT)
+    record = run_scenario(scenario, prepared(scenario, tmp_path / "run", BOOT), start, server_boot=prepared_server(scenario, tmp_path / "run", SERVER_BOOT))
     assert record.outcome == STEP_FAILED
     assert record.detail.startswith("time server: chronyd (") and "Fatal error : no socket" in record.detail
     assert guests["client"].commands == [] and guests["client"].stopped and guests["server"].stopped
@@ -190,7 +191,7 @@ def test_a_server_whose_chronyd_fails_is_a_failed_step_and_the_client_runs_nothi
 def test_a_server_that_hangs_ends_the_run_as_a_hang_of_the_time_server(tmp_path: Path) -> None:
     (scenario,) = [s for s in suite.load_all([ROLLOVER]) if s.variant == "debian12-i386"]
     start, guests = two_guests([], server_ending="hung")
-    record = run_scenario(scenario, BOOT, tmp_path / "run", start, server_boot=SERVER_BOOT)
+    record = run_scenario(scenario, prepared(scenario, tmp_path / "run", BOOT), start, server_boot=prepared_server(scenario, tmp_path / "run", SERVER_BOOT))
     assert record.outcome == "hang" and record.detail.startswith("time server: no answer")
     assert guests["client"].stopped and guests["server"].stopped
 
@@ -199,7 +200,7 @@ def test_a_time_server_scenario_needs_the_servers_boot(tmp_path: Path) -> None:
     (scenario,) = [s for s in suite.load_all([ROLLOVER]) if s.variant == "debian12-i386"]
     start, _ = two_guests([])
     with pytest.raises(ValueError, match="needs its boot"):
-        run_scenario(scenario, BOOT, tmp_path / "run", start)
+        run_scenario(scenario, prepared(scenario, tmp_path / "run", BOOT), start)
     assert json.loads((tmp_path / "run" / "run.json").read_text())["outcome"] == "error"
 
 
@@ -215,7 +216,7 @@ def test_an_interrupted_run_stops_both_guests_and_says_so(tmp_path: Path) -> Non
             guest.run = run
         return guest
     with pytest.raises(KeyboardInterrupt):
-        run_scenario(scenario, BOOT, tmp_path / "run", interrupting, server_boot=SERVER_BOOT)
+        run_scenario(scenario, prepared(scenario, tmp_path / "run", BOOT), interrupting, server_boot=prepared_server(scenario, tmp_path / "run", SERVER_BOOT))
     assert guests["server"].stopped and guests["client"].stopped
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run["outcome"] == "interrupted" and run["time_server"]["boot_seconds"] == 0.25

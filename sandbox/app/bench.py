@@ -25,9 +25,9 @@ from sandbox.guest.deadline import Deadline
 from sandbox.build.kernel import (KernelRequest, build_kernel, ccache_counts, compile_in, debian_version, locked,
                      source_for)
 from sandbox.base.machines import MACHINES, Machine
-from sandbox.app.jobs import takes_memory_disks
+from sandbox.run.prepare import takes_memory_disks
 from sandbox.app.system_bench import system_figures
-from sandbox.guest.qemu import BootRequest, Guest, memory_regions
+from sandbox.guest.qemu import Guest
 from sandbox.build.userland import UserlandArtifact, build_userland, userland_image, with_userlands
 from sandbox.run.plan import userland_commands
 from sandbox.build.dynamic_probes import build_probes
@@ -63,8 +63,7 @@ def build_figures(machine: Machine, cold: bool) -> list[Figure]:
 
 def _boot_seconds(target: Target, initramfs: Path, memory_mib: int | None = None) -> float:
     with tempfile.TemporaryDirectory(prefix="y2038-bench-") as tmp:
-        request = BootRequest(target.machine, target.kernel.boot_image, initramfs, RTC, target.accel.name,
-                              Path(tmp), memory_mib=memory_mib)
+        request = target.boot(RTC, Path(tmp), initramfs=initramfs, memory_mib=memory_mib)
         with Guest(request) as guest:
             guest.wait_ready(Deadline(120))
             return guest.boot_seconds
@@ -76,11 +75,10 @@ def _disk_boot_seconds(target: Target, artifact: UserlandArtifact) -> float:
     image = userland_image(artifact)
     name = artifact.userland.name
     with tempfile.TemporaryDirectory(prefix="y2038-bench-") as tmp:
-        request = BootRequest(target.machine, target.kernel.boot_image, target.initramfs.path, RTC,
-                              target.accel.name, Path(tmp), memory_disks=(image,))
+        request = target.boot(RTC, Path(tmp), memory_disks=(image,), memory_disk_names=(name,))
         with Guest(request) as guest:
             guest.wait_ready(Deadline(120))
-            (mount,) = userland_commands((name,), {name: memory_regions(target.machine, None, (image,))[0]})
+            (mount,) = userland_commands((name,), request.disk_regions())
             start = time.monotonic()
             reply = guest.run(mount.shell, Deadline(60))
             if reply.exit_code != 0:

@@ -30,7 +30,7 @@ from sandbox.app.parallel import default_jobs
 from sandbox.base import paths
 from sandbox.base.progress import say
 from sandbox.guest.deadline import Deadline
-from sandbox.guest.qemu import BOOT_MARKS, BOOT_PHASES, BootRequest, Guest
+from sandbox.guest.qemu import BOOT_MARKS, BOOT_PHASES, Guest
 from sandbox.guest.target import Target
 from sandbox.run.plan import INROOT
 
@@ -50,8 +50,7 @@ make the file new to every cache) and reruns that scenario."""
 def _booted(target: Target, warp: bool) -> Iterator[Guest]:
     """A guest ready for commands, its evidence in a folder removed afterwards."""
     with tempfile.TemporaryDirectory(prefix="y2038-bench-") as folder:
-        with Guest(BootRequest(target.machine, target.kernel.boot_image, target.initramfs.path, RTC,
-                               target.accel.name, Path(folder), warp=warp)) as guest:
+        with Guest(target.boot(RTC, Path(folder), warp=warp)) as guest:
             guest.wait_ready(Deadline(60))
             yield guest
 

@@ -23,7 +23,7 @@ from sandbox.build import cpio
 from sandbox.build.userland import UserlandArtifact, guest_memory_mib, tree_entries, with_userlands
 from sandbox.guest import protocol
 from sandbox.guest.deadline import Deadline
-from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung
+from sandbox.guest.qemu import Guest, GuestDied, GuestHung
 from sandbox.guest.target import Target
 
 BOOT_SECONDS = 60.0
@@ -96,9 +96,7 @@ def boot_and_run(plan: BootPlan, evidence: Path) -> list[Ran]:
     evidence.mkdir(parents=True, exist_ok=True)
     initramfs = initramfs_for(plan, evidence)
     added = initramfs.stat().st_size - plan.target.initramfs.path.stat().st_size
-    request = BootRequest(plan.machine, plan.target.kernel.boot_image, initramfs, plan.rtc,
-                          plan.target.accel.name, evidence,
-                          memory_mib=guest_memory_mib(added))
+    request = plan.target.boot(plan.rtc, evidence, initramfs=initramfs, memory_mib=guest_memory_mib(added))
     deadline = Deadline(plan.seconds)
     done: list[Ran] = []
     try:

@@ -67,6 +67,12 @@ class Link:
 
 @dataclass(frozen=True)
 class BootRequest:
+    """What to boot, complete: every artifact built (kernel, initramfs with
+    its archives, memory disks, disk images), the clock, the evidence folder.
+    The one type that describes a boot; a prepare function makes it (a
+    scenario's: sandbox/run/prepare.boot_of; a target's plain boot:
+    sandbox/guest/target.Target.boot) and nothing builds after it."""
+
     machine: Machine
     kernel: Path
     initramfs: Path
@@ -79,6 +85,12 @@ class BootRequest:
     warp: bool = False  # time warp: guest time jumps ahead while the guest is idle
     link: Link | None = None  # a virtio NIC wired to another guest (NTP); else no network
     memory_disks: tuple[Path, ...] = ()  # images QEMU copies into guest RAM, in order (memory_disk_args)
+    memory_disk_names: tuple[str, ...] = ()  # the userland each of the first memory disks holds
+    userlands: tuple[dict[str, object], ...] = ()  # name, suite, arch, package versions: for run.json
+
+    def disk_regions(self) -> dict[str, MemoryRegion]:
+        """Where each named memory disk (a userland's) lies in guest RAM."""
+        return dict(zip(self.memory_disk_names, memory_regions(self.machine, self.memory_mib, self.memory_disks)))
 
 
 def warp_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...], str]:

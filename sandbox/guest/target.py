@@ -13,6 +13,7 @@ from sandbox.build.kernel import KernelArtifact, KernelRequest, build_kernel
 from sandbox.base.machines import Machine
 from sandbox.base.progress import say
 from sandbox.base.trees import DEFAULT as DEFAULT_TREE
+from sandbox.build.disk_images import AttachedDisk
 from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung
 
 HANDSHAKE_SECONDS = 20.0
@@ -26,6 +27,17 @@ class Target:
     initramfs: InitramfsArtifact
     accel: accel.AccelChoice
     tree: str | None = DEFAULT_TREE  # the kernel source tree (sandbox/base/trees.py); None: the user's own kernel
+
+    def boot(self, rtc: str, evidence: Path, *, initramfs: Path | None = None, memory_mib: int | None = None,
+             memory_disks: tuple[Path, ...] = (), memory_disk_names: tuple[str, ...] = (),
+             userlands: tuple[dict[str, object], ...] = (), warp: bool = False, append: tuple[str, ...] = (),
+             disks: tuple[AttachedDisk, ...] = ()) -> BootRequest:
+        """This target booted at `rtc`, its evidence in `evidence`: its own
+        initramfs unless one with archives appended is given, and what else
+        the boot carries (every artifact already built)."""
+        return BootRequest(self.machine, self.kernel.boot_image, initramfs or self.initramfs.path, rtc,
+                           self.accel.name, evidence, append=append, disks=disks, memory_mib=memory_mib, warp=warp,
+                           memory_disks=memory_disks, memory_disk_names=memory_disk_names, userlands=userlands)
 
 
 def boots_with(machine: Machine, kernel: Path, initramfs: Path, accel_name: str,

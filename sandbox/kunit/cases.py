@@ -17,7 +17,7 @@ from sandbox.base.evidence import Evidence
 from sandbox.kunit import ktap
 from sandbox.guest.deadline import Deadline
 from sandbox.build.kernel_source import Series, read_series
-from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung
+from sandbox.guest.qemu import Guest, GuestDied, GuestHung
 from sandbox.guest.target import Target
 
 BOOT_SECONDS = 90.0
@@ -123,8 +123,7 @@ def series_cases(series: Series | None = None) -> list[Case]:
 def boot_and_parse(target: Target, evidence: Path) -> ktap.Document | None:
     """Boot until the agent is ready (KUnit has run by then) and parse the console."""
     evidence.mkdir(parents=True, exist_ok=True)
-    request = BootRequest(target.machine, target.kernel.boot_image, target.initramfs.path,
-                          RTC, target.accel.name, evidence)
+    request = target.boot(RTC, evidence)
     with Guest(request) as guest:
         try:
             guest.wait_ready(Deadline(BOOT_SECONDS))

@@ -19,18 +19,16 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
 from sandbox.base import evidence as files
 from sandbox.base.evidence import Evidence
-from sandbox.base.machines import Machine
 from sandbox.base.timefmt import format_time
-from sandbox.build.disk_images import prepare_images
 from sandbox.guest import klog, protocol
 from sandbox.guest.deadline import Deadline
-from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung, Link, MemoryRegion, memory_regions
+from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung, Link, MemoryRegion
 from sandbox.run import chrony
 from sandbox.run.observations import Observation, ProbeOutputError, parse_probe_output, program_observation
 from sandbox.run.plan import (CHRONY, PROGRAM, GuestCommand, mount_commands, network_commands, plan,
@@ -59,31 +57,6 @@ class GuestPort(Protocol):
 
 
 StartGuest = Callable[[BootRequest], AbstractContextManager[GuestPort]]
-
-
-@dataclass(frozen=True)
-class Boot:
-    """What one run boots: the machine, its kernel and initramfs, the accelerator."""
-
-    machine: Machine
-    kernel: Path
-    initramfs: Path  # with the userlands' archives appended, when the scenario runs programs
-    accel: str
-    userlands: tuple[dict[str, object], ...] = ()  # name, suite, arch, package versions: for run.json
-    memory_mib: int | None = None  # more than the machine's default, for userlands
-    # (userland, its ext4 image) as memory disks, where the kernel serves
-    # them (sandbox/guest/qemu.py memory_disk_args); else the userlands ride
-    # on the initramfs
-    userland_disks: tuple[tuple[str, Path], ...] = ()
-
-    @property
-    def memory_disks(self) -> tuple[Path, ...]:
-        return tuple(image for _, image in self.userland_disks)
-
-    def disk_regions(self) -> dict[str, MemoryRegion]:
-        """Where each userland's memory disk lies in guest RAM."""
-        return dict(zip((name for name, _ in self.userland_disks),
-                        memory_regions(self.machine, self.memory_mib, self.memory_disks)))
 
 
 # What went wrong, by exception type: the guest's fate, not the scenario's.
@@ -263,16 +236,19 @@ def _read_console(path: Path) -> list[str]:
         return []
 
 
-def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
+def run_scenario(scenario: Scenario, boot: BootRequest,
                  start: StartGuest = Guest, on_abort: Callable[[RunRecord], None] | None = None,
-                 server_boot: Boot | None = None) -> RunRecord:
+                 server_boot: BootRequest | None = None) -> RunRecord:
     """Boot, run every step, and always leave the evidence in `evidence`.
 
     A guest failure (hang, panic, oops, QEMU gone) is an outcome. Anything
     else that ends the run (a signal, a bug of ours) is recorded too, as
     `interrupted` or `error`, with what the run gathered; on_abort gets that
-    record (to write its report) before the exception goes on. A scenario
-    with a [time-server] needs `server_boot`, the server guest's boot."""
+    record (to write its report) before the exception goes on. `boot` is
+    complete (sandbox/run/prepare.py: nothing builds here); a scenario with a
+    [time-server] needs `server_boot`, the server guest's boot. The evidence
+    goes to boot.evidence."""
+    evidence = boot.evidence
     folder = Evidence(evidence)
     folder.mark_running(scenario.name, boot.machine.name)
     progress = _Progress()
@@ -281,7 +257,6 @@ def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
     failure: BaseException | None = None
     aborted: BaseException | None = None
     try:
-        disks = prepare_images(scenario.disks, evidence)  # mkfs on the host, cached
         commands = (mount_commands(scenario.disks) + userland_commands(scenario.userlands, boot.disk_regions())
                     + network_commands(scenario.time_server)
                     + plan(scenario.steps, scenario.machines[boot.machine.name], boot.machine.tools_flavour))
@@ -292,14 +267,8 @@ def run_scenario(scenario: Scenario, boot: Boot, evidence: Path,
             if server is not None:
                 if server_boot is None:
                     raise ValueError(f"scenario {scenario.name} has a [time-server]: run_scenario needs its boot")
-                server_guest = guests.enter_context(start(BootRequest(
-                    server_boot.machine, server_boot.kernel, server_boot.initramfs, format_time(server.server.time),
-                    server_boot.accel, folder.server().folder, memory_mib=server_boot.memory_mib,
-                    link=server_link, memory_disks=server_boot.memory_disks)))
-            guest = guests.enter_context(start(BootRequest(
-                boot.machine, boot.kernel, boot.initramfs, format_time(scenario.rtc), boot.accel, evidence,
-                append=scenario.kernel_args, disks=disks, memory_mib=boot.memory_mib, warp=scenario.warp,
-                link=client_link, memory_disks=boot.memory_disks)))
+                server_guest = guests.enter_context(start(replace(server_boot, link=server_link)))
+            guest = guests.enter_context(start(replace(boot, link=client_link)))
             try:
                 if server_guest is not None and server is not None:
                     progress.step_error = _serve(server_guest, deadline, server)
