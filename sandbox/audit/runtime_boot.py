@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import shutil
 import stat
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,8 +24,10 @@ from sandbox.guest import protocol
 from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import Guest, GuestDied, GuestHung
 from sandbox.guest.target import Target
+from sandbox.run import drive
+from sandbox.run.drive import Driven
+from sandbox.run.record import CommandRecord
 
-BOOT_SECONDS = 60.0
 MOUNT_POINTS = ("proc", "dev", "tmp")  # what sandbox/run/plan.py userland_commands mounts in a root
 
 
@@ -45,13 +46,8 @@ class BootPlan:
         return self.target.machine
 
 
-@dataclass(frozen=True)
-class Ran:
-    command: AuditCommand
-    exit_code: int
-    stdout: str
-    stderr: str
-    seconds: float
+Ran = CommandRecord[AuditCommand]
+"""One program run (or set-up command) of the boot: the drive loop's record."""
 
 
 class GuestFailed(SandboxError):
@@ -92,21 +88,25 @@ def initramfs_for(plan: BootPlan, evidence: Path) -> Path:
     return combined
 
 
-def boot_and_run(plan: BootPlan, evidence: Path) -> list[Ran]:
+def boot_and_run(plan: BootPlan, evidence: Path) -> list[CommandRecord[AuditCommand]]:
     evidence.mkdir(parents=True, exist_ok=True)
     initramfs = initramfs_for(plan, evidence)
     added = initramfs.stat().st_size - plan.target.initramfs.path.stat().st_size
     request = plan.target.boot(plan.rtc, evidence, initramfs=initramfs, memory_mib=guest_memory_mib(added))
     deadline = Deadline(plan.seconds)
-    done: list[Ran] = []
+    driven: Driven[AuditCommand] = Driven()
+    done = driven.records
     try:
         with Guest(request) as guest:
             try:
-                guest.wait_ready(deadline.within(BOOT_SECONDS))
+                drive.boot(guest, deadline, driven)
                 say(f"{plan.machine.name}: booted in {guest.boot_seconds:.1f} s, "
                     f"{sum(c.kind == 'run' for c in plan.commands)} runs to go")
-                for command in plan.commands:
-                    done.append(_one(guest, command, deadline))
+                drive.run_commands(guest, plan.commands, deadline, driven)
+                if driven.failed is not None:
+                    failed = driven.failed
+                    raise GuestFailed(f"guest command failed (exit {failed.exit_code}): {failed.command.shell}: "
+                                      f"{(failed.stderr or failed.stdout).strip()[:200]}")
             finally:
                 guest.stop()
     except (GuestHung, GuestDied, protocol.ProtocolError) as err:
@@ -118,14 +118,3 @@ def boot_and_run(plan: BootPlan, evidence: Path) -> list[Ran]:
                         "stdout": r.stdout, "stderr": r.stderr, "seconds": round(r.seconds, 3)}) + "\n"
             for r in done))
     return done
-
-
-def _one(guest: Guest, command: AuditCommand, deadline: Deadline) -> Ran:
-    start = time.monotonic()
-    reply = guest.run(command.shell, deadline)
-    ran = Ran(command, reply.exit_code, reply.text, reply.stderr.decode("utf-8", "replace"),
-              time.monotonic() - start)
-    if command.must_succeed and reply.exit_code != 0:
-        raise GuestFailed(f"guest command failed (exit {reply.exit_code}): {command.shell}: "
-                          f"{(ran.stderr or ran.stdout).strip()[:200]}")
-    return ran

@@ -10,6 +10,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Generic, Protocol, TypeVar
 
 from sandbox.base import evidence as files
 from sandbox.base.evidence import Evidence
@@ -38,9 +39,25 @@ INFRASTRUCTURE = frozenset(OUTCOMES) - {COMPLETED, STEP_FAILED, INTERRUPTED}
 """The outcomes that are the machine's or the harness's fault, not the scenario's."""
 
 
+class Command(Protocol):
+    """What the drive loop sends: a scenario's GuestCommand, the runtime
+    audit's AuditCommand, a time server's set-up."""
+
+    @property
+    def shell(self) -> str: ...
+
+    @property
+    def must_succeed(self) -> bool: ...
+
+
+C = TypeVar("C", bound=Command)
+
+
 @dataclass(frozen=True)
-class CommandRecord:
-    command: GuestCommand
+class CommandRecord(Generic[C]):
+    """One command the guest ran: what it was, its exit code and output."""
+
+    command: C
     exit_code: int
     stdout: str
     stderr: str
@@ -59,7 +76,7 @@ class RunRecord:
     release: str
     boot_seconds: float
     observations: tuple[Observation, ...]
-    commands: tuple[CommandRecord, ...]
+    commands: tuple[CommandRecord[GuestCommand], ...]
     findings: tuple[Finding, ...]
     evidence: Path
     userlands: tuple[dict[str, object], ...] = ()  # the Debian userlands booted, with package versions

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import signal
 import tempfile
-import time
 import traceback
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
 
 from sandbox.base import evidence as files
 from sandbox.base.evidence import Evidence
@@ -29,32 +27,14 @@ from sandbox.base.timefmt import format_time
 from sandbox.guest import klog, protocol
 from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung, Link, MemoryRegion
-from sandbox.run import chrony
+from sandbox.run import chrony, drive
+from sandbox.run.drive import Driven, GuestPort
 from sandbox.run.observations import Observation, ProbeOutputError, parse_probe_output, program_observation
 from sandbox.run.plan import (CHRONY, PROGRAM, GuestCommand, mount_commands, network_commands, plan,
                               server_commands, userland_commands)
 from sandbox.run.record import (COMPLETED, ERROR, INTERRUPTED, STEP_FAILED, CommandRecord, RunRecord,
                                 write_evidence)
 from sandbox.scenario.model import NTP_CALL, NTP_PROBE, Scenario, TimeServer
-
-BOOT_SECONDS = 60.0  # boot-to-agent-ready, within the scenario's deadline
-
-
-class GuestPort(Protocol):
-    """The guest as the runner sees it."""
-
-    @property
-    def boot_seconds(self) -> float: ...
-
-    @property
-    def boot_phases(self) -> Mapping[str, float]: ...  # guest.qemu BOOT_PHASES: wall seconds each, as far as seen
-
-    def wait_ready(self, deadline: Deadline) -> str: ...
-
-    def run(self, command: str, deadline: Deadline) -> protocol.Reply: ...
-
-    def stop(self) -> object: ...
-
 
 StartGuest = Callable[[BootRequest], AbstractContextManager[GuestPort]]
 
@@ -121,7 +101,7 @@ NOT_RUN_EXITS = (126, 127)
 """The shell's "found but could not run" and "not found" (E2BIG for 100,000 arguments, say)."""
 
 
-def did_not_run(command: GuestCommand, record: CommandRecord) -> bool:
+def did_not_run(command: GuestCommand, record: CommandRecord[GuestCommand]) -> bool:
     """A probe that exited 126 or 127 without printing anything never ran:
     a failed step, not a run with nothing to judge."""
     return (command.output == PROBE_JSON and record.exit_code in NOT_RUN_EXITS
@@ -129,35 +109,26 @@ def did_not_run(command: GuestCommand, record: CommandRecord) -> bool:
 
 
 @dataclass
-class _Progress:
+class _Progress(Driven[GuestCommand]):
     """What the run has gathered so far; kept whatever happens."""
 
-    release: str = ""
-    boot_seconds: float = 0.0
-    boot_phases: Mapping[str, float] = field(default_factory=dict)
     step_error: str = ""
     dmesg: str | None = None
-
-    def __post_init__(self) -> None:
-        self.observations: list[Observation] = []
-        self.records: list[CommandRecord] = []
+    observations: list[Observation] = field(default_factory=list)
 
 
 def _drive(guest: GuestPort, commands: list[GuestCommand], scenario: str, machine: str,
            deadline: Deadline, progress: _Progress) -> None:
-    progress.release = guest.wait_ready(deadline.within(BOOT_SECONDS))
-    progress.boot_seconds = guest.boot_seconds
-    progress.boot_phases = guest.boot_phases
-    for command in commands:
-        sent = time.monotonic()
-        reply = guest.run(command.shell, deadline)
-        record = CommandRecord(command, reply.exit_code, reply.text,
-                               reply.stderr.decode("utf-8", "replace"), time.monotonic() - sent)
-        progress.records.append(record)
-        if (command.must_succeed and reply.exit_code != 0) or did_not_run(command, record):
-            progress.step_error = _step_error(command, record)  # its output is the error, not observations
-            break
-        progress.observations += OUTPUTS[command.output](command, record, scenario, machine)
+    def observe(record: CommandRecord[GuestCommand]) -> None:
+        progress.observations.extend(OUTPUTS[record.command.output](record.command, record, scenario, machine))
+
+    def failed(record: CommandRecord[GuestCommand]) -> bool:
+        return drive.must_have_succeeded(record) or did_not_run(record.command, record)
+
+    drive.boot(guest, deadline, progress)
+    drive.run_commands(guest, commands, deadline, progress, observe, failed)
+    if progress.failed is not None:  # its output is the error, not observations
+        progress.step_error = _step_error(progress.failed.command, progress.failed)
     progress.dmesg = guest.run("dmesg", deadline).text
 
 
@@ -170,17 +141,15 @@ class _ServerProgress:
 
     server: TimeServer
     disk_regions: Mapping[str, MemoryRegion] = field(default_factory=dict)  # its boot's memory disks
-    release: str = ""
-    boot_seconds: float = 0.0
-    records: list[CommandRecord] = field(default_factory=list)
+    driven: Driven[GuestCommand] = field(default_factory=Driven)
     log: str = ""
 
     def summary(self) -> dict[str, object]:
         return {"time": format_time(self.server.time), "userland": self.server.userland,
-                "machine": self.server.machine, "release": self.release,
-                "boot_seconds": round(self.boot_seconds, 2), "evidence": SERVER_FOLDER,
+                "machine": self.server.machine, "release": self.driven.release,
+                "boot_seconds": round(self.driven.boot_seconds, 2), "evidence": SERVER_FOLDER,
                 "commands": [{"phase": r.command.phase, "shell": r.command.shell, "exit_code": r.exit_code,
-                              "stdout": r.stdout, "stderr": r.stderr} for r in self.records],
+                              "stdout": r.stdout, "stderr": r.stderr} for r in self.driven.records],
                 "chronyd_log": self.log}
 
 
@@ -189,14 +158,12 @@ def _serve(server: GuestPort, deadline: Deadline, progress: _ServerProgress) -> 
     set-up command failed, the step error; the server guest's own failures
     (hang, death) are raised, their message starting with "time server"."""
     try:
-        progress.release = server.wait_ready(deadline.within(BOOT_SECONDS))
-        progress.boot_seconds = server.boot_seconds
-        for command in server_commands(progress.server, progress.disk_regions):
-            reply = server.run(command.shell, deadline)
-            record = CommandRecord(command, reply.exit_code, reply.text, reply.stderr.decode("utf-8", "replace"))
-            progress.records.append(record)
-            if reply.exit_code != 0:
-                return f"time server: {_step_error(command, record)}"
+        drive.boot(server, deadline, progress.driven)
+        drive.run_commands(server, server_commands(progress.server, progress.disk_regions), deadline,
+                           progress.driven)  # every one must succeed
+        failed = progress.driven.failed
+        if failed is not None:
+            return f"time server: {_step_error(failed.command, failed)}"
     except (GuestHung, GuestDied, protocol.ProtocolError) as err:
         raise type(err)(f"time server: {err}") from None
     return ""
