@@ -10,19 +10,18 @@ import re
 from pathlib import Path
 
 import pytest
-from replay_guest import ReplayGuest, frame
+from replay_guest import ReplayGuest, frame, prepared
 
 from sandbox.app import caller, cli, verbs
 from sandbox.app.exit_codes import EXIT_ERROR, EXIT_INFRA, EXIT_STEP, exit_code
 from sandbox.base.errors import InputError, shown
-from sandbox.base.machines import MACHINES
 from sandbox.base.paths import REPO
 from sandbox.guest.qemu import BootRequest
 from sandbox.judge.evaluate import evaluate
 from sandbox.run.observations import Observation, program_observation
 from sandbox.judge.judged import JudgedRun
 from sandbox.run.record import STEP_FAILED, RunRecord
-from sandbox.run.runner import Boot, run_scenario
+from sandbox.run.runner import run_scenario
 from sandbox.scenario import patterns, suite
 from sandbox.scenario.model import Scenario
 from sandbox.scenario.parser import parse_scenarios
@@ -105,8 +104,7 @@ def _boot_replaying(tmp_path: Path, scenario: Scenario, replies: list[list[str]]
 
     def start(request: BootRequest) -> ReplayGuest:
         return ReplayGuest(request, transcript, "", "hung")
-    boot = Boot(MACHINES["x86_64"], Path("/k/vmlinux"), Path("/i/initramfs.cpio"), "tcg")
-    return run_scenario(scenario, boot, tmp_path / "evidence", start)
+    return run_scenario(scenario, prepared(scenario, tmp_path / "evidence"), start)
 
 
 def test_a_probe_that_did_not_run_is_a_failed_step_not_an_empty_pass(tmp_path: Path) -> None:
