@@ -32,7 +32,7 @@ MOMENTS = horizon_moments()
 
 def run(label: str, stdout: str = "ok\n", exit_code: int = 0, **facts: object) -> RunFacts:
     at = next(m.at for m in MOMENTS if m.label == label)
-    return RunFacts(label, at, exit_code, stdout, "", 0.1, **facts)  # type: ignore[arg-type]
+    return RunFacts(label, at, exit_code, stdout, "", 0.1, **facts)  # type: ignore[arg-type]  # test data
 
 
 def fates(**broken_from: str) -> dict[str, tuple[RunFacts, ...]]:

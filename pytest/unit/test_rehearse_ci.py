@@ -177,6 +177,6 @@ def test_every_verdict_is_a_sarif_rule() -> None:
 def test_the_command_line_offers_every_level() -> None:
     from sandbox.app.cli import parser
     from sandbox.audit.findings import FAIL_ON
-    rehearse_parser = parser()._subparsers._group_actions[0].choices["rehearse"]  # type: ignore[union-attr]
+    rehearse_parser = parser()._subparsers._group_actions[0].choices["rehearse"]  # type: ignore[union-attr]  # argparse internals
     (action,) = [a for a in rehearse_parser._actions if a.dest == "fail_on"]
     assert tuple(action.choices) == tuple(FAIL_ON)

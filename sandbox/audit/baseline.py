@@ -30,7 +30,7 @@ class Pair:
 
     @property
     def name(self) -> str:
-        return (self.new or self.old).name  # type: ignore[union-attr]
+        return (self.new or self.old).name  # type: ignore[union-attr]  # one of the two is set
 
     def to_json(self) -> dict[str, str]:
         return {"path": self.name,

@@ -52,13 +52,13 @@ def horizon_table(result: RuntimeAudit) -> list[str]:
     ran = [a for a in result.audits if a.runtime and a.runtime.get("at_each")]
     if not ran:
         return []
-    labels = list(dict.fromkeys(label for a in ran for label in a.runtime["at_each"]))  # type: ignore[index, union-attr]
+    labels = list(dict.fromkeys(label for a in ran for label in a.runtime["at_each"]))  # type: ignore[index, union-attr]  # ran: runtime set
     cell = max(6, *(len(label) for label in labels)) + 1
     name_width = max(12, WIDTH - cell * len(labels) - 12)
     head = f"{'program':<{name_width}} " + "".join(f"{label:<{cell}}" for label in labels) + "first broke"
     out = [fit(head, WIDTH)]
     for audit in ran:
-        runtime: dict = audit.runtime  # type: ignore[assignment]
+        runtime: dict = audit.runtime  # type: ignore[assignment]  # ran: runtime set
         name = short_name(audit.origin.name, name_width)
         cells = "".join(f"{held_or_broke(runtime['at_each'].get(label, '')):<{cell}}" for label in labels)
         out.append(fit(f"{name:<{name_width}} {cells}{runtime.get('first_broken') or 'never'}", WIDTH))

@@ -119,11 +119,11 @@ def cpio_members(stream: IO[bytes]) -> Iterator[Member]:
             if fields["nlink"] > 1 and key in first_name:
                 yield Member(name, HARDLINK, target=first_name[key])
                 if size:  # newc keeps the data on the last name: it is the first's too
-                    yield Member(first_name[key], FILE, mode & 0o7777, size, part)  # type: ignore[arg-type]
+                    yield Member(first_name[key], FILE, mode & 0o7777, size, part)  # type: ignore[arg-type]  # part: a bounded reader of the stream
             else:
                 if fields["nlink"] > 1:
                     first_name[key] = name
-                yield Member(name, FILE, mode & 0o7777, size, part)  # type: ignore[arg-type]
+                yield Member(name, FILE, mode & 0o7777, size, part)  # type: ignore[arg-type]  # part: a bounded reader of the stream
         elif stat.S_ISDIR(mode):
             yield Member(name, DIRECTORY, mode & 0o7777)
         elif stat.S_ISLNK(mode):

@@ -72,7 +72,7 @@ class _Prefixed(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
-    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]
+    def readinto(self, buffer: bytearray) -> int:  # type: ignore[override]  # io gives a bytearray
         if self.head:
             n = min(len(buffer), len(self.head))
             buffer[:n], self.head = self.head[:n], self.head[n:]

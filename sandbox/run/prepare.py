@@ -15,6 +15,7 @@ function that ends in the same BootRequest (docs/architecture.md).
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from pathlib import Path
 
 from sandbox.base.errors import InputError
@@ -51,10 +52,7 @@ def boot_of(target: Target, scenario: Scenario, evidence: Path) -> BootRequest:
                                      f"no program '{step.argv[0]}' in userland {name} "
                                      f"({', '.join(table.by_name[name].packages)} and what they depend on)")
     disks = prepare_images(scenario.disks, evidence)  # mkfs on the host, cached
-    return BootRequest(boot.machine, boot.kernel, boot.initramfs, boot.rtc, boot.accel, boot.evidence,
-                       append=scenario.kernel_args, disks=disks, memory_mib=boot.memory_mib, warp=scenario.warp,
-                       memory_disks=boot.memory_disks, memory_disk_names=boot.memory_disk_names,
-                       userlands=boot.userlands)
+    return replace(boot, append=scenario.kernel_args, disks=disks, warp=scenario.warp)
 
 
 def server_boot_of(scenario: Scenario, evidence: Path) -> BootRequest | None:
