@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -66,9 +67,15 @@ whose state is still `running` when its process is gone."""
 def write_atomically(path: Path, text: str) -> None:
     """The whole text, or the file as it was: written beside, then renamed."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
+    tmp = _beside(path)
     tmp.write_text(text, "utf-8")
     tmp.replace(path)
+
+
+def _beside(path: Path) -> Path:
+    """A temporary name next to `path`, this thread's own (two runs may
+    write one session.json at once)."""
+    return path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
 
 
 def _process_start(pid: int) -> str:
@@ -112,7 +119,7 @@ class Evidence:
     def write_bytes(self, name: str, data: bytes) -> Path:
         path = self.folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
+        tmp = _beside(path)
         tmp.write_bytes(data)
         tmp.replace(path)
         return path
