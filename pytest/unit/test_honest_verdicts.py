@@ -347,3 +347,15 @@ def test_just_takes_a_relative_path_from_the_folder_it_was_typed_in(tmp_path: Pa
                              "mine.toml"], cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert "1 scenario file(s) valid" in result.stderr
+
+
+def test_an_escape_sequence_in_args_reaches_report_txt_escaped(tmp_path: Path) -> None:
+    from sandbox.app.jobs import write_judgement
+    (scenario,) = parse(HEAD + PROBE + 'flavours = ["time64"]\nargs = ["\\u001b[2J"]\n' + EXPECT)
+    line = '{"probe":"clock","flavour":"time64","call":"clock_gettime","errno":"EINVAL"}\n'
+    record = _boot_replaying(tmp_path, scenario, [frame(1, line), frame(2, "dmesg")])
+    judged = JudgedRun(record, evaluate(scenario, "x86_64", record.observations))
+    assert not judged.passed
+    write_judgement(judged)
+    report = (record.evidence / "report.txt").read_text()
+    assert "\x1b" not in report and "\\x1b[2J" in report
