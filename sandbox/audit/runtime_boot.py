@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.audit.runtime_plan import AuditCommand
+from sandbox.base import evidence as files
 from sandbox.base.errors import SandboxError
+from sandbox.base.evidence import Evidence
 from sandbox.base.machines import Machine
 from sandbox.base.progress import say
 from sandbox.build import cpio
@@ -79,11 +81,12 @@ def initramfs_for(plan: BootPlan, evidence: Path) -> Path:
     base = with_userlands(plan.target.initramfs.path, plan.userlands)
     if not plan.overlay and not plan.trees:
         return base
-    combined = evidence / "initramfs-rehearse.cpio"
-    with combined.open("wb") as out:
+    folder = Evidence(evidence)
+    combined = folder.path(files.REHEARSE_INITRAMFS)
+    with folder.stream(files.REHEARSE_INITRAMFS, "wb") as out:
         with base.open("rb") as source:
             shutil.copyfileobj(source, out)
-        with overlay_archive(plan.overlay, evidence / "overlay.cpio", plan.trees).open("rb") as source:
+        with overlay_archive(plan.overlay, folder.path(files.OVERLAY), plan.trees).open("rb") as source:
             shutil.copyfileobj(source, out)
     return combined
 
@@ -113,7 +116,7 @@ def boot_and_run(plan: BootPlan, evidence: Path) -> list[CommandRecord[AuditComm
         raise GuestFailed(f"{plan.machine.name} guest: {type(err).__name__}: {err} "
                           f"(evidence: {evidence})") from None
     finally:
-        (evidence / "runs.jsonl").write_text("".join(
+        Evidence(evidence).write(files.RUNS, "".join(
             json.dumps({"kind": r.command.kind, "shell": r.command.shell, "exit": r.exit_code,
                         "stdout": r.stdout, "stderr": r.stderr, "seconds": round(r.seconds, 3)}) + "\n"
             for r in done))

@@ -43,6 +43,12 @@ CHARTS = "charts.json"
 CHRONYD_LOG = "chronyd.log"
 TIME_SERVER = "time-server"
 
+RUNS = "runs.jsonl"
+REHEARSE_INITRAMFS = "initramfs-rehearse.cpio"
+OVERLAY = "overlay.cpio"
+"""A runtime audit boot's folder (sandbox/audit/runtime_boot.py): each command
+it ran, and the initramfs it booted with the user's files appended."""
+
 FILES = (CONSOLE, KERNEL_LOG, AGENT_LOG, OBSERVATIONS, RUN, VERDICTS, REPORT, QEMU_COMMAND, QEMU_LOG,
          DISKS, FACTS, SCENARIO_COPY)
 """The files a run leaves, in the order a page links them."""
