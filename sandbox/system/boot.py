@@ -74,7 +74,7 @@ def drive(boot: SystemBoot, end: int, evidence: Path) -> Seen:
         with Guest(boot.request()) as guest:
             guest.wait_ready(deadline.within(READY_SECONDS))
             seen.init = guest.run(phases.INIT_KIND, deadline.within(LOOK_SECONDS)).text.strip()
-            if seen.init == "init" and "exec /sbin/init" not in _console(evidence):
+            if seen.init == phases.OURS:
                 seen.outcome = "no-init"
                 seen.failure = _system_line(evidence) or "our /init could not start the system's init"
                 return seen

@@ -113,7 +113,7 @@ def unit_facts(observed: Observed) -> list[UnitFacts]:
     truncations: dict[str, list[str]] = {}
     for cut in time32_truncations(observed.kernel_log):
         unit = pids.get(cut.tgid, "")
-        if unit:
+        if unit and cut.describe() not in truncations.get(unit, []):
             truncations.setdefault(unit, []).append(cut.describe())
     ticks = observe.ticks(observed.ticks)
     missed = {unit: missed_runs(ticks.get(who, []), observed.start, observed.end) for who, unit in PERIODIC_JOBS}

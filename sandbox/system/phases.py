@@ -18,7 +18,7 @@ ROLLOVER = parse_time("2038-01-19T03:14:08Z")
 DEFAULT_START = "2038-01-18T22:00:00Z"
 DEFAULT_END = "2038-01-19T06:00:00Z"
 SYS = "chroot /proc/1/root"
-ENV = "env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C TZ=UTC0 SYSTEMD_COLORS=0 SYSTEMD_PAGER="
+ENV = "/usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C TZ=UTC0 SYSTEMD_COLORS=0 SYSTEMD_PAGER="
 PROPERTIES = ("Id", "LoadState", "ActiveState", "SubState", "Result", "NRestarts", "ExecMainStatus",
               "ExecMainCode", "ControlGroup", "MainPID", "LastTriggerUSec", "NextElapseUSecRealtime",
               "StateChangeTimestamp")
@@ -26,16 +26,33 @@ TLS_PORTS = (("tls-2040", 4433), ("tls-2051", 4434))
 JOURNAL_FOLDERS = ("/proc/1/root/var/log/journal", "/proc/1/root/run/log/journal")
 
 
+COMMAND_SECONDS = 60
+"""Guest seconds before a command in the system is killed: a systemctl whose
+manager froze (PID 1 crashed at the rollover) would otherwise wait for ever.
+Cheap under time warp: an idle guest's clock jumps to the timeout."""
+
+
+# The system's own env by its path: the initramfs's busybox runs a bare
+# `env`, `who`, `date`, `hwclock` or `last` as its own applet even after
+# chroot, and its 32-bit time_t answers are not the system's.
+
+
 def in_system(command: str) -> str:
-    """A command run chrooted into the system (PID 1's root), its environment cleared."""
-    return f"{SYS} {ENV} {command}"
+    """A command run chrooted into the system (PID 1's root), its environment
+    cleared, killed after COMMAND_SECONDS."""
+    return f"timeout -s KILL {COMMAND_SECONDS} {SYS} {ENV} {command}"
 
 
-INIT_KIND = "basename \"$(readlink /proc/1/exe)\""
-SETTLE_TRIES = 300
+OURS = "ours"
+INIT_KIND = ("ours=$(readlink -f /init); n=0;"
+             " while [ \"$(readlink /proc/1/exe)\" = \"$ours\" ] && [ $n -lt 50 ]; do n=$((n + 1)); sleep 0.2; done;"
+             f" e=$(readlink /proc/1/exe); if [ \"$e\" = \"$ours\" ]; then echo {OURS}; else basename \"$e\"; fi")
+"""What PID 1 runs once our /init has had its moment to exec the system's
+(the agent starts before that): the program's name, or OURS when it did not."""
+SETTLE_TRIES = 120
 SETTLE_SYSTEMD = (f"n=0; while [ $n -lt {SETTLE_TRIES} ]; do"
                   f" s=$({in_system('systemctl is-system-running --wait')} 2>/dev/null);"
-                  " [ -n \"$s\" ] && { echo \"$s\"; exit 0; }; n=$((n + 1)); sleep 1; done; exit 1")
+                  " case \"$s\" in ''|offline) ;; *) echo \"$s\"; exit 0;; esac; n=$((n + 1)); sleep 1; done; exit 1")
 """`systemctl is-system-running --wait`, asked again while the manager is not
 yet listening (no answer at all): its answer, running or degraded."""
 SETTLE_QUIET_SECONDS = 60  # another init: a quiet minute of guest time stands for "settled"
@@ -43,7 +60,7 @@ _SHOW = ",".join(PROPERTIES)
 UNITS = in_system("sh -c 'systemctl list-units --all --plain --no-legend --no-pager | cut -d\" \" -f1"
                   f" | xargs systemctl show --no-pager -p {_SHOW}'")
 STATES = in_system("systemctl list-units --all --plain --no-legend --no-pager")
-CLOCK = "/tools/clockstep wait 0"
+CLOCK = "/tools/clockstep wait 0.001"  # its JSON line names the clock (wait takes more than 0)
 PROCESSES = ("for d in /proc/[0-9]*; do p=${d#/proc/}; c=$(cat $d/comm 2>/dev/null) || continue;"
              " g=$(head -n1 $d/cgroup 2>/dev/null); s=$(grep '^Time32_syscalls' $d/status | cut -f2);"
              " t=$(grep '^Time32_truncations' $d/status | cut -f2);"

@@ -24,6 +24,7 @@ from sandbox.system.catalogue import load_systems
 from sandbox.system.facts import Observed, clock_findings, unit_facts
 from sandbox.system.image import KERNEL_VARIANT, build_system_image
 from sandbox.system.journal import read_journal
+from sandbox.system.observe import journal_entries
 from sandbox.system.machine import SystemBoot, machine_for_arch
 from sandbox.system.phases import DEFAULT_END, DEFAULT_START
 from sandbox.system.verdict import UnitFacts, UnitVerdict, judge
@@ -89,12 +90,11 @@ def rehearse_system(request: SystemRequest) -> SystemResult:
     system_boot.write_evidence(seen, request.evidence)
     journal_json, journal = read_journal(request.evidence / "journal")
     (request.evidence / "journal.json").write_text(journal_json)
-    manager = {}
-    if seen.units_after and "[exit" in seen.units_after:
-        manager["init.scope"] = (f"manager: systemctl failed after the night: "
-                                 f"{seen.units_after.strip().splitlines()[-2:]}",)
+    manager = _manager_errors(seen.units_after)
     observed = Observed(seen.start_clock or start, seen.end_clock or end, seen.units_before, seen.units_after,
-                        seen.timeline, journal, seen.looks.get("syslog.txt", ""), seen.kernel_log,
+                        seen.timeline, journal, seen.looks.get("syslog.txt", ""),
+                        # the console keeps every kernel line; dmesg's ring may have dropped the night's first
+                        _read(request.evidence / "console.log") + "\n" + seen.kernel_log,
                         seen.looks.get("ticks.txt", ""), manager)
     facts = unit_facts(observed) if seen.units_before else []
     result = SystemResult(name, seen.outcome, seen.failure, facts, [judge(f) for f in facts], seen.wall,
@@ -123,3 +123,34 @@ def _write(result: SystemResult, evidence: Path) -> None:
         "image_sha256": {"before": result.checksum_before, "after": result.checksum_after},
         "clock": result.clock,
         "units": lines.as_json(result.facts, result.verdicts)}, indent=1) + "\n")
+
+
+def observed_from(evidence: Path) -> Observed:
+    """What a rehearsal saw, read back from its evidence folder (to judge it
+    again with today's rules, or in tests on captured runs)."""
+    boot = json.loads((evidence / "boot.json").read_text())
+    journal = journal_entries(_read(evidence / "journal.json"))
+    return Observed(parse_time(boot["start"]), parse_time(boot["end"]), _read(evidence / "units-before.txt"),
+                    _read(evidence / "units-after.txt"), json.loads(_read(evidence / "timeline.json") or "[]"),
+                    journal, _read(evidence / "syslog.txt"),
+                    _read(evidence / "console.log") + "\n" + _read(evidence / "kernel.log"),
+                    _read(evidence / "ticks.txt"), _manager_errors(_read(evidence / "units-after.txt")))
+
+
+def _manager_errors(units_after: str) -> dict[str, tuple[str, ...]]:
+    """A systemctl that failed after the night speaks for the manager (init.scope)."""
+    if units_after and "[exit" in units_after:
+        return {"init.scope": (f"manager: systemctl failed after the night: "
+                               f"{' '.join(units_after.strip().splitlines()[-2:])}",)}
+    return {}
+
+
+def judge_again(evidence: Path, name: str) -> SystemResult:
+    """The evidence folder's facts and verdicts by today's rules, written back."""
+    observed = observed_from(evidence)
+    facts = unit_facts(observed)
+    result = SystemResult(name, json.loads((evidence / "boot.json").read_text())["outcome"], "", facts,
+                          [judge(f) for f in facts], clock=clock_findings(_read(evidence / "console.log"),
+                                                                           observed.journal))
+    _write(result, evidence)
+    return result
