@@ -15,6 +15,9 @@ TABLE_KINDS = (".service", ".timer", ".socket", ".scope")  # what the table show
 WRAPPED_BEFORE = 946684800  # 2000-01-01: a stamp before it is a wrapped or reset clock, not the baseline's past
 PERIODIC_JOBS = (("cron", "cron.service"), ("timer", "y2038-tick.timer"))  # (tick writer, the unit that runs it)
 MISSED_ALLOWED = 2  # minutes without a tick a busy boot may lose
+CONSOLE_WHO = re.compile(r"^\[\s*[\d.]+\] (?P<ident>[^\[: ]+)\[(?P<pid>\d+)\]: (?P<message>.*)$")
+"""A process's own line on the kernel console ("systemd-journald[83]: Assertion ..."): what a
+crashing systemd daemon writes to /dev/kmsg when its journal is gone."""
 SYSLOG_WHO = re.compile(r"^\S+(?: +\S+){2} \S+ (?P<ident>[^\[: ]+)\[(?P<pid>\d+)\]: (?P<message>.*)$")
 
 
@@ -84,6 +87,14 @@ def errors_by_unit(observed: Observed, pids: Mapping[int, str]) -> dict[str, lis
             unit = pids[int(match["pid"])]
             if text not in found.get(unit, []):
                 found.setdefault(unit, []).append(text)
+    for line in observed.kernel_log.splitlines():
+        match = CONSOLE_WHO.match(line.strip())
+        kind = error_kind(line) if match else ""
+        if match and kind and int(match["pid"]) in pids:
+            text = f"{kind}: {match['ident']}[{match['pid']}]: {match['message']}"
+            unit = pids[int(match["pid"])]
+            if text not in found.get(unit, []):
+                found.setdefault(unit, []).append(text)
     for unit, lines in observed.extra_errors.items():
         found.setdefault(unit, []).extend(lines)
     return found
@@ -121,17 +132,24 @@ def unit_facts(observed: Observed) -> list[UnitFacts]:
     for look in observed.timeline:
         for unit, state in observe.unit_states(str(look.get("states", ""))).items():
             seen_states.setdefault(unit, set()).add(state)
-    names = sorted(u for u in set(before) | set(after) if u.endswith(TABLE_KINDS)
+    looks = [observe.unit_states(str(look.get("states", ""))) for look in observed.timeline]
+    answered = [states for states in looks if states]
+    first_look, last_look = (answered[0], answered[-1]) if answered else ({}, {})
+    named = set(before) | set(after) | set(first_look) | set(last_look)
+    names = sorted(u for u in named if u.endswith(TABLE_KINDS)
                    and (before.get(u) or after.get(u) or {}).get("LoadState") != "not-found")
     facts = []
     for unit in names:
         b, a = before.get(unit), after.get(unit)
         states = {_state(b), _state(a), *seen_states.get(unit, set())}
+        # `systemctl show` unanswered: the first and the last look that answered stand for it
+        state_before = _state(b) or first_look.get(unit, "")
+        state_after = _state(a) or (last_look.get(unit, "") if looks and looks[-1] else "")
         active = any(s.startswith(("active", "activating", "deactivating", "reloading", "failed")) for s in states)
         triggered = bool(a and a.get("LastTriggerUSec", "n/a") not in ("", "n/a", "0")
                          and a.get("LastTriggerUSec") != (b or {}).get("LastTriggerUSec"))
         facts.append(UnitFacts(
-            unit, _state(b), _state(a), (a or {}).get("Result", ""),
+            unit, state_before, state_after, (a or {}).get("Result", ""),
             max(_int((a or {}).get("NRestarts")) - _int((b or {}).get("NRestarts")), 0),
             tuple(errors.get(unit, ())), time32.get(unit, 0), tuple(truncations.get(unit, ())),
             missed.get(unit, "") if unit in missed else "", active or triggered or bool(errors.get(unit))))

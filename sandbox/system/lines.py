@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from sandbox.system.verdict import VERDICTS, UnitFacts, UnitVerdict
 
 WIDTH = 100
-COLUMNS = (("unit", 28), ("before", 17), ("after", 17), ("verdict", 13))
+COLUMNS = (("unit", 26), ("before", 14), ("after", 14), ("verdict", 13))
 
 
 def _cut(text: str, width: int) -> str:

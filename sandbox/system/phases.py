@@ -58,7 +58,7 @@ yet listening (no answer at all): its answer, running or degraded."""
 SETTLE_QUIET_SECONDS = 60  # another init: a quiet minute of guest time stands for "settled"
 _SHOW = ",".join(PROPERTIES)
 UNITS = in_system("sh -c 'systemctl list-units --all --plain --no-legend --no-pager | cut -d\" \" -f1"
-                  f" | xargs systemctl show --no-pager -p {_SHOW}'")
+                  f" | xargs systemctl show --no-pager -p {_SHOW} --'")  # -- : the unit -.mount
 STATES = in_system("systemctl list-units --all --plain --no-legend --no-pager")
 CLOCK = "/tools/clockstep wait 0.001"  # its JSON line names the clock (wait takes more than 0)
 PROCESSES = ("for d in /proc/[0-9]*; do p=${d#/proc/}; c=$(cat $d/comm 2>/dev/null) || continue;"
