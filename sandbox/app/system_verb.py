@@ -24,9 +24,12 @@ def add_arguments(v: argparse.ArgumentParser) -> None:
 
 def cmd_system(args: argparse.Namespace) -> int:
     folder = new_results_dir("system")
-    worst = 0
+    worst, used = 0, set()
     for image in args.images:
         label = image.rstrip("/").rsplit("/", 1)[-1] or "root"
+        label = next(f"{label}-{n}" if n else label for n in range(len(used) + 1)
+                     if (f"{label}-{n}" if n else label) not in used)  # two inputs named root: root, root-1
+        used.add(label)
         result = rehearse_system(SystemRequest(image, folder / label, args.start, args.end))
         print("\n".join(result.table()))
         print(f"evidence: {folder / label}")
