@@ -24,7 +24,7 @@ def add_arguments(v: argparse.ArgumentParser) -> None:
 
 def cmd_system(args: argparse.Namespace) -> int:
     folder = new_results_dir("system")
-    worst, used = 0, set()
+    worst, used = 0, set[str]()
     for image in args.images:
         label = image.rstrip("/").rsplit("/", 1)[-1] or "root"
         label = next(f"{label}-{n}" if n else label for n in range(len(used) + 1)
