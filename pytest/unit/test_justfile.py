@@ -176,3 +176,13 @@ def test_demo_takes_a_machine_name_only_where_it_is_unambiguous(args: list[str],
         for s, handler in saved.items():
             signal.signal(s, handler)
     assert capsys.readouterr().err.splitlines() == [error]
+
+
+def test_readme_and_ci_install_the_same_pinned_just() -> None:
+    """rust-just 1.41 and later refuse Debian 12's Node.js 18 (a fresh
+    machine's `just demo` died with a SyntaxError): the README's set-up and
+    .ci/run install one pinned version."""
+    repo = Path(__file__).resolve().parents[2]
+    pins = {name: re.findall(r"npm install -g (rust-just\S*)", (repo / name).read_text())
+            for name in ("README.md", ".ci/run")}
+    assert pins["README.md"] == pins[".ci/run"] == ["rust-just@1.40.0"], pins
