@@ -397,11 +397,11 @@ def has_program(artifact: UserlandArtifact, program: str, path: str = "/usr/loca
     """Whether `program` (a name looked up in PATH, or an absolute path) is an
     executable file in the userland, following its links inside its root."""
     candidates = [program] if program.startswith("/") else [f"{d}/{program}" for d in path.split(":")]
-    found = [_resolve(artifact.root, c) for c in candidates]
+    found = [resolve_in(artifact.root, c) for c in candidates]
     return any(f is not None and f.is_file() and os.access(f, os.X_OK) for f in found)
 
 
-def _resolve(root: Path, guest_path: str, depth: int = 0) -> Path | None:
+def resolve_in(root: Path, guest_path: str, depth: int = 0) -> Path | None:
     """The host file behind a guest path inside root; links are followed as
     the guest would (absolute ones from root), at most 20 deep."""
     if depth > 20:
@@ -413,7 +413,7 @@ def _resolve(root: Path, guest_path: str, depth: int = 0) -> Path | None:
             target = os.readlink(candidate)
             base = current.relative_to(root).as_posix()
             joined = target if target.startswith("/") else f"{base}/{target}"
-            resolved = _resolve(root, "/" + os.path.normpath("/" + joined).lstrip("/"), depth + 1)
+            resolved = resolve_in(root, "/" + os.path.normpath("/" + joined).lstrip("/"), depth + 1)
             if resolved is None:
                 return None
             current = resolved

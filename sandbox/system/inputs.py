@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.base.errors import SandboxError
-from sandbox.build.userland import image_command
+from sandbox.build.userland import image_command, resolve_in
 from sandbox.images import unpack_image
 
 ELF_MACHINES = {40: "armhf", 3: "i386", 62: "amd64"}  # e_machine -> the Debian architecture
@@ -23,29 +23,6 @@ class UserImage:
     root: Path  # the tree, unpacked when the source is not a directory
     arch: str
     init: str  # what /sbin/init is, links followed ("/lib/systemd/systemd", "/bin/busybox")
-
-
-def resolve_in(root: Path, guest_path: str, depth: int = 0) -> Path | None:
-    """The host path of a guest path inside root, its links followed as the
-    guest would (absolute ones from root), at most 20 deep."""
-    if depth > 20:
-        return None
-    current = root
-    for part in Path(guest_path).relative_to("/").parts:
-        candidate = current / part
-        if candidate.is_symlink():
-            target = os.readlink(candidate)
-            base = "/" + current.relative_to(root).as_posix() if current != root else ""
-            joined = os.path.normpath(target if target.startswith("/") else f"{base}/{target}")
-            found = resolve_in(root, "/" + joined.lstrip("/"), depth + 1)
-            if found is None:
-                return None
-            current = found
-        elif candidate.exists():
-            current = candidate
-        else:
-            return None
-    return current
 
 
 def elf_arch(path: Path) -> str:
