@@ -199,7 +199,7 @@ def signal_trial(target: str, signum: int, folder: Path, wait: int = 20) -> Sign
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
     runs = list(results.glob(f"*/*/*/{files.RUN}"))
-    outcome = json.loads(runs[0].read_text())["outcome"] if runs else ""
+    outcome = files.state_of(json.loads(runs[0].read_text())) if runs else ""  # killed: still "running"
     report = bool(runs) and (runs[0].parent / files.REPORT).is_file()
     note = "" if pid != binary or binary != proc.pid else "the command on PATH is the just binary"
     return SignalTrial(target, signal.Signals(signum).name, left, gone_after, outcome, report, code, note, capeff)
