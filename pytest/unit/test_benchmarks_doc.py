@@ -43,3 +43,11 @@ def test_a_page_without_entries_gets_it_at_its_end(tmp_path: Path, monkeypatch: 
 def test_the_repositorys_page_has_the_introduction_the_entries_follow() -> None:
     text = benchmarks_doc.PAGE.read_text()
     assert text.startswith("# Benchmarks") and text.index("\n## ") > text.index("`just bench` adds its entry")
+
+
+def test_a_text_entry_keeps_its_tables_whole() -> None:
+    from sandbox.app.benchmarks_doc import text_entry
+    body = "| a | b |\n| --- | --- |\n| 1 | 2 |\n"
+    new = text_entry("reliability", body, "just reliability", "abc1234", "2 cores", "2026-12-06")
+    assert new.startswith("## 2026-12-06, abc1234: reliability\n")
+    assert "| a | b |\n| --- | --- |\n| 1 | 2 |\n\n(`just reliability`)" in new

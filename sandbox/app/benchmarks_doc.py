@@ -16,8 +16,12 @@ PAGE = paths.REPO / "docs" / "benchmarks.md"
 
 
 def entry(what: str, figures: list[Figure], command: str, commit: str, machine: str, date: str) -> str:
-    return (f"## {date}, {commit}: {what}\n\nMachine: {machine}.\n\n"
-            f"```\n{render(figures)}\n```\n\n(`{command}`)\n\n")
+    return text_entry(what, f"```\n{render(figures)}\n```", command, commit, machine, date)
+
+
+def text_entry(what: str, body: str, command: str, commit: str, machine: str, date: str) -> str:
+    """An entry whose body is Markdown of its own (tables, say)."""
+    return f"## {date}, {commit}: {what}\n\nMachine: {machine}.\n\n{body.strip()}\n\n(`{command}`)\n\n"
 
 
 def with_entry(page: str, new: str) -> str:
@@ -43,6 +47,10 @@ def head_commit() -> str:
 
 def add_entry(what: str, figures: list[Figure], command: str, page: Path = PAGE) -> Path:
     """Write the entry into the page (docs/benchmarks.md); the page's path."""
-    new = entry(what, figures, command, head_commit(), this_machine(), time.strftime("%Y-%m-%d", time.gmtime()))
+    return add_text_entry(what, f"```\n{render(figures)}\n```", command, page)
+
+
+def add_text_entry(what: str, body: str, command: str, page: Path = PAGE) -> Path:
+    new = text_entry(what, body, command, head_commit(), this_machine(), time.strftime("%Y-%m-%d", time.gmtime()))
     page.write_text(with_entry(page.read_text(), new))
     return page

@@ -18,7 +18,10 @@
    were kept and what run.json says.
 3. Kernel findings: for each kind of klog's table, a console line of that
    kind, and what it does to a run (fails it as judged, or ends it).
-4. Runs that must not pass (boot x86_64): a probe given 100,000 arguments.
+4. Runs that must test what they pass (boot x86_64): a probe given 100,000
+   arguments (the most a 1 MiB scenario file holds) must run every one and
+   judge its expectation, or fail its step; a run that exits 0 having judged
+   no expectation or observed nothing is a false pass.
 5. Judging, bounded: a `matches` that backtracks without end on 60 zeros, a
    judging past its deadline.
 
@@ -53,6 +56,8 @@ from sandbox.run.observations import Observation
 from sandbox.run.runner import classify
 from sandbox.scenario import suite
 from sandbox.scenario.parser import parse_scenario
+
+WHAT = "`just reliability`: hostile or careless use, measured"
 
 # --------------------------------------------------------------------------
 # 2. Signals.
@@ -292,11 +297,19 @@ class RunOutcome:
     name: str
     exit_code: int | None
     outcome: str  # run.json's
+    judged: int  # expectations in verdicts.json
+    observed: int  # lines of observations.jsonl
     line: str
+
+    @property
+    def false_pass(self) -> bool:
+        """Exit 0 without having tested anything: nothing judged, or nothing observed."""
+        return self.exit_code == 0 and (self.judged == 0 or self.observed == 0)
 
 
 def _many_arguments() -> str:
-    """A probe step given 100,000 arguments: the guest's shell cannot exec it."""
+    """A probe step given 100,000 arguments: within the guest's exec limit
+    (about 1.3 of its 2 MiB), so the probe must run them all."""
     args = ", ".join(['"time"'] * 100_000)
     return (BASE.split("[[step]]")[0].replace('rtc = ', 'machines = ["x86_64"]\nrtc = ', 1)
             + f'[[step]]\nphase = "p"\nprobe = "clock"\nflavours = ["time64"]\nargs = [{args}]\n'
@@ -306,8 +319,18 @@ def _many_arguments() -> str:
 RUNS = (("a probe given 100,000 arguments", _many_arguments),)
 
 
+def _count(paths: list[Path], read: Callable[[Path], int]) -> int:
+    return read(paths[0]) if paths else 0
+
+
+def _last_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    return lines[-1] if lines else ""
+
+
 def try_runs(folder: Path, seconds: float = 600.0) -> list[RunOutcome]:
-    """Each file through `sandbox run` (boots x86_64): its exit code and run.json."""
+    """Each file through `sandbox run` (boots x86_64): its exit code, run.json,
+    how many expectations it judged and observations it kept."""
     folder.mkdir(parents=True, exist_ok=True)
     rows = []
     for index, (name, make) in enumerate(RUNS):
@@ -322,17 +345,21 @@ def try_runs(folder: Path, seconds: float = 600.0) -> list[RunOutcome]:
             code, err = None, f"no answer within {seconds:.0f} s"
         runs = list(results.glob("*/*/*/run.json"))
         info = json.loads(runs[0].read_text()) if runs else {}
-        rows.append(RunOutcome(name, code, str(info.get("outcome", "")), str(info.get("detail", err))[:110]))
+        judged = _count(list(results.glob("*/*/*/verdicts.json")), lambda p: len(json.loads(p.read_text())))
+        observed = _count(list(results.glob("*/*/*/observations.jsonl")),
+                          lambda p: sum(1 for line in p.read_text().splitlines() if line.strip()))
+        rows.append(RunOutcome(name, code, str(info.get("outcome", "")), judged, observed,
+                               _last_line(str(info.get("detail") or err))[:110]))
     return rows
 
 
 def report_runs(runs: list[RunOutcome]) -> str:
     if not runs:
         return ""
-    passed = sum(r.exit_code == 0 for r in runs)
-    return (f"\n### Runs that must not pass: {len(runs)} tried, false passes: {passed}\n\n"
-            + _table(["file", "exit code", "run.json outcome", "detail"],
-                     [[r.name, str(r.exit_code), r.outcome or "(none)",
+    false = sum(r.false_pass for r in runs)
+    return (f"\n### Runs that must test what they pass: {len(runs)} tried, false passes: {false}\n\n"
+            + _table(["file", "exit code", "run.json outcome", "expectations judged", "observations", "detail"],
+                     [[r.name, str(r.exit_code), r.outcome or "(none)", str(r.judged), str(r.observed),
                        "`" + r.line.replace("|", "\\|").replace("`", "'") + "`"] for r in runs]) + "\n")
 
 
@@ -391,7 +418,7 @@ def measure(boot: bool = True) -> str:
             for target, signum in pairs:
                 say(f"signal {signal.Signals(signum).name} to {target} ...")
                 trials.append(signal_trial(target, signum, folder / f"{target}-{signum}".replace(" ", "-")))
-            say("runs that must not pass ...")
+            say("runs that must test what they pass ...")
             runs = try_runs(folder / "runs")
         effects = finding_effects()
         judged = judging_bounds()

@@ -354,7 +354,11 @@ def cmd_lint(args: argparse.Namespace) -> int:
 def cmd_reliability(args: argparse.Namespace) -> int:
     """Figures of hostile or careless use (sandbox/app/reliability.py)."""
     from sandbox.app import reliability
-    print(reliability.measure(boot=not args.no_boot), end="")
+    from sandbox.app.benchmarks_doc import add_text_entry
+    tables = reliability.measure(boot=not args.no_boot)
+    print(tables, end="")
+    command = "just reliability" + (" --no-boot" if args.no_boot else "")
+    print(f"\nwritten into {add_text_entry(reliability.WHAT, tables, command)}")
     return EXIT_PASSED
 
 
