@@ -118,10 +118,21 @@ def test_a_probe_that_did_not_run_is_a_failed_step_not_an_empty_pass(tmp_path: P
 
 
 def test_run_of_a_file_for_other_machines_says_so_and_fails(capsys: pytest.CaptureFixture[str]) -> None:
-    code = cli.main(["run", str(REPO / "scenarios" / "programs" / "armhf-debian12-vs-debian13.toml")])
+    code = cli.main(["run", "--machine", "x86_64",
+                     str(REPO / "scenarios" / "programs" / "armhf-debian12-vs-debian13.toml")])
     err = capsys.readouterr().err
     assert code == EXIT_ERROR
     assert "nothing runs on x86_64 (the scenarios are for armhf): give --machine armhf" in err
+
+
+def test_without_machine_each_file_runs_on_a_machine_it_names() -> None:
+    from sandbox.app.runs import machine_for
+    (armhf_only,) = parse(HEAD.replace('["x86_64"]', '["armhf"]') + PROBE + 'flavours = ["time64"]\n' + EXPECT)
+    (two,) = parse(HEAD.replace('["x86_64"]', '["i386", "x86_64"]') + PROBE + 'flavours = ["time64"]\n' + EXPECT)
+    assert machine_for(armhf_only, None) == "armhf"  # never skipped for a machine nobody typed
+    assert machine_for(two, None) == "x86_64"  # the default, when the file names it
+    assert machine_for(armhf_only, "x86_64") is None  # asked for another: skipped, said
+    assert machine_for(two, "i386") == "i386"
 
 
 # --------------------------------------------------------------------------

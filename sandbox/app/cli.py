@@ -17,7 +17,7 @@ from sandbox.app.exit_codes import EXIT_ERROR, EXIT_INFRA
 from sandbox.app.parallel import MAX_DEFAULT_JOBS, default_jobs
 from sandbox.app.signals import install_signal_handlers
 from sandbox.base.errors import SandboxError, printable
-from sandbox.base.machines import MACHINES
+from sandbox.base.machines import DEFAULT_MACHINE, MACHINES
 from sandbox.base.trees import DEFAULT as DEFAULT_TREE, TREES
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT, VARIANTS
 
@@ -51,9 +51,10 @@ def parser() -> argparse.ArgumentParser:
         v.add_argument("--kernel-tree", metavar="PATH", help="build your own kernel source tree (its .config, "
                        "else tinyconfig, with our machine fragments merged in; out of tree, cached) and boot it")
 
-    def with_machine(v: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        v.add_argument("--machine", default=verbs.DEFAULT_MACHINE, choices=sorted(MACHINES),
-                       help=f"the machine (default {verbs.DEFAULT_MACHINE})")
+    def with_machine(v: argparse.ArgumentParser, default: str | None = DEFAULT_MACHINE,
+                     default_is: str = DEFAULT_MACHINE) -> argparse.ArgumentParser:
+        v.add_argument("--machine", default=default, choices=sorted(MACHINES),
+                       help=f"the machine (default {default_is})")
         return v
 
     def with_tree(v: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -78,7 +79,8 @@ def parser() -> argparse.ArgumentParser:
     verb("build-all", verbs.cmd_build_all, "build (or reuse) every kernel the scenarios boot, every initramfs, "
          "every Debian userland")
     verb("userlands", verbs.cmd_userlands, "build (or reuse) every Debian userland the scenarios run")
-    r = with_tree(with_machine(verb("run", verbs.cmd_run, "run scenario files and print their matrices")))
+    r = with_tree(with_machine(verb("run", verbs.cmd_run, "run scenario files and print their matrices"),
+                               None, f"each file's own: {DEFAULT_MACHINE} when it names it, else its first"))
     r.add_argument("scenarios", nargs="+", metavar="FILE", help="a scenario file, or file.toml[variant]")
     with_own_kernel(r)
     d = with_machine(verb("demo", verbs.cmd_demo, "build what is missing, boot, show the rollover"))

@@ -15,7 +15,7 @@ from sandbox.app.parallel import StopScope, run_side_by_side
 from sandbox.base import paths
 from sandbox.base.errors import SandboxError, shown
 from sandbox.base.fields import Where
-from sandbox.base.machines import machine
+from sandbox.base.machines import DEFAULT_MACHINE, machine
 from sandbox.base.progress import say
 from sandbox.base.trees import DEFAULT as DEFAULT_TREE
 from sandbox.build.own_kernel import OwnKernel
@@ -32,7 +32,17 @@ from sandbox.scenario.needs import skip_reason
 from sandbox.scenario.parser import check_budget
 
 
-def run_files(files: list[Path], machine_name: str, label: str, warp: bool | None = None,
+def machine_for(scenario: Scenario, asked: str | None) -> str | None:
+    """The machine a scenario runs on: the one asked for (None: the scenario is
+    not for it), or, when none was asked for, the default machine if the
+    scenario names it, else the first it names: a file is never skipped for a
+    machine nobody typed."""
+    if asked is not None:
+        return asked if asked in scenario.machines else None
+    return DEFAULT_MACHINE if DEFAULT_MACHINE in scenario.machines else next(iter(scenario.machines))
+
+
+def run_files(files: list[Path], machine_name: str | None, label: str, warp: bool | None = None,
               own: OwnKernel | None = None, jobs: int = 1, tree: str = DEFAULT_TREE) -> int:
     """Validate every file first, then boot once per scenario, `jobs` guests
     side by side (sandbox/app/parallel.py); print each matrix in the files' order.
@@ -46,41 +56,43 @@ def run_files(files: list[Path], machine_name: str, label: str, warp: bool | Non
         scenarios = [replace(s, warp=warp) for s in scenarios]
         for s in scenarios:
             check_budget(s.steps, s.timeout, s.warp, Where(s.file))
-    targets: dict[str, Target] = {}
-    if own is not None:
-        scenarios = own_kernel_scenarios(scenarios, own, machine_name)
-        mine = [s for s in scenarios if machine_name in s.machines]
-        own_target = target_with(machine(machine_name), own.artifact(), None) if mine else None
-        targets = {s.kernel: own_target for s in mine if own_target is not None}
-    planned: list[tuple[Scenario, Target]] = []
+    asked = machine_name or (own.machine if own is not None else None)
+    targets: dict[tuple[str, str], Target] = {}
+    if own is not None and asked is not None:
+        scenarios = own_kernel_scenarios(scenarios, own, asked)
+        mine = [s for s in scenarios if asked in s.machines]
+        own_target = target_with(machine(asked), own.artifact(), None) if mine else None
+        targets = {(asked, s.kernel): own_target for s in mine if own_target is not None}
+    planned: list[tuple[Scenario, str, Target]] = []
     for scenario in scenarios:
-        if machine_name not in scenario.machines:
-            say(f"{scenario.name}: not for {machine_name}, skipped")
+        on = machine_for(scenario, asked)
+        if on is None:
+            say(f"{scenario.name}: not for {asked}, skipped")
             continue
-        reason = None if own is not None else scenario.skip_on(tree, machine_name)
+        reason = None if own is not None else scenario.skip_on(tree, on)
         if reason:
             say(f"{scenario.name}: skipped: {reason}")
             continue
-        if scenario.kernel not in targets:  # every kernel built before the first boot
-            targets[scenario.kernel] = prepare_target(machine(machine_name), scenario.kernel, tree)
-        planned.append((scenario, targets[scenario.kernel]))
+        if (on, scenario.kernel) not in targets:  # every kernel built before the first boot
+            targets[(on, scenario.kernel)] = prepare_target(machine(on), scenario.kernel, tree)
+        planned.append((scenario, on, targets[(on, scenario.kernel)]))
     if not planned:  # zero runs is not a pass
-        raise SandboxError(nothing_to_run(scenarios, machine_name))
+        raise SandboxError(nothing_to_run(scenarios, asked or DEFAULT_MACHINE))
     results = paths.new_results_dir(label)
     write_session(results)
     runs: list[JudgedRun] = []
 
-    def work(item: tuple[Scenario, Target], start: StartGuest) -> JudgedRun:
-        scenario, target = item
-        say(f"running {scenario.name} on {machine_name} ({target.accel.name})")
-        return run_and_judge(target, scenario, results / scenario.slug / machine_name, start)
+    def work(item: tuple[Scenario, str, Target], start: StartGuest) -> JudgedRun:
+        scenario, on, target = item
+        say(f"running {scenario.name} on {on} ({target.accel.name})")
+        return run_and_judge(target, scenario, results / scenario.slug / on, start)
 
-    def show(item: tuple[Scenario, Target], judged: JudgedRun) -> None:
-        scenario, target = item
+    def show(item: tuple[Scenario, str, Target], judged: JudgedRun) -> None:
+        scenario, on, target = item
         runs.append(judged)
         kernel = (f"own {own.image}{f' from {own.tree}' if own.tree else ''}" if own
                   else f"{scenario.kernel}, tree {tree}")
-        print(shown(f"\n{scenario.title}\n  [{scenario.name}, {machine_name}, kernel {kernel}, "
+        print(shown(f"\n{scenario.title}\n  [{scenario.name}, {on}, kernel {kernel}, "
                     f"accel {target.accel.name}{', time warp' if scenario.warp else ''}, "
                     f"boot {judged.record.boot_seconds:.1f}s]"))
         print(shown(programs.side_by_side(scenario, judged.record.observations)

@@ -27,7 +27,7 @@ from sandbox.audit.sarif import sarif_log
 from sandbox.audit.static import StaticAudit, audit_static
 from sandbox.base import paths
 from sandbox.base.errors import SandboxError, shown
-from sandbox.base.machines import MACHINES, machine
+from sandbox.base.machines import DEFAULT_MACHINE, MACHINES, machine
 from sandbox.base.progress import say
 from sandbox.base.trees import DEFAULT as DEFAULT_TREE, not_built_for
 from sandbox.build import deps, series_check
@@ -48,8 +48,6 @@ from sandbox.scenario.userlands import load_userlands
 if TYPE_CHECKING:  # the runtime audit's modules are imported only when it runs
     from sandbox.audit.runtime import RuntimeAudit
 
-DEFAULT_MACHINE = "x86_64"
-"""The machine of every verb that takes --machine, when none is given."""
 DEMO_SCENARIOS = (  # one per subject: the whole matrix, before and after the rollover
     "clock/rollover.toml",
     "timers/armed-before-due-after.toml",

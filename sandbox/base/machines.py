@@ -211,6 +211,10 @@ DEBIAN_ARCHS: dict[str, DebianArch] = {a.name: a for a in (
 )}
 
 
+DEFAULT_MACHINE = "x86_64"
+"""The machine of every verb that takes --machine, when none is given."""
+
+
 def machine(name: str) -> Machine:
     try:
         return MACHINES[name]
