@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from sandbox.app.fresh_machine import Packages, mirror_lines, phase_seconds, setup_lines
+from sandbox.app.fresh_machine import (Packages, installed_sizes, mirror_lines, phase_seconds, setup_lines,
+                                       simulated_apt_lines)
 from sandbox.base.errors import InputError
 from sandbox.base.paths import REPO
 
@@ -79,3 +80,23 @@ def test_the_demo_phases_are_read_from_its_progress_lines() -> None:
 def test_dpkg_counts_only_installed_packages() -> None:
     status = "ii |1000\nii |24\nrc |500\nun |\nhi |\n"
     assert Packages.parse(status) == Packages(3, 1024)
+
+
+SIMULATION = """\
+NOTE: This is only a simulation!
+Inst libtext-charwidth-perl (0.04-11 Debian:12.15/oldstable [amd64])
+Inst libc6 [2.36-9+deb12u4] (2.36-9+deb12u13 Debian:12.15/oldstable [amd64])
+Inst cowsay (3.03+dfsg2-8 Debian:12.15/oldstable [all])
+Conf libtext-charwidth-perl (0.04-11 Debian:12.15/oldstable [amd64])
+Conf cowsay (3.03+dfsg2-8 Debian:12.15/oldstable [all])
+"""
+
+
+def test_a_simulated_install_names_each_package_once_with_its_version() -> None:
+    assert simulated_apt_lines(SIMULATION) == ["libtext-charwidth-perl=0.04-11", "libc6=2.36-9+deb12u13",
+                                               "cowsay=3.03+dfsg2-8"]
+
+
+def test_installed_sizes_add_up_every_stanza() -> None:
+    show = "Package: a\nInstalled-Size: 92\n\nPackage: b\nInstalled-Size: 1024\nDescription: Installed-Size: 7\n"
+    assert installed_sizes(show) == 1116

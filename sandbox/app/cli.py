@@ -180,6 +180,8 @@ def parser() -> argparse.ArgumentParser:
     rl = verb("reliability", verbs.cmd_reliability, "figures of hostile or careless use: malformed files, "
               "signals, kernel findings (docs/reliability.md keeps the output)")
     rl.add_argument("--no-boot", action="store_true", help="skip the signal trials (they boot x86_64)")
+    rl.add_argument("--compare", metavar="COMMIT", help="give the malformed files to COMMIT's code and to this "
+                    "tree's and show what changed (no boot)")
     ac = verb("across", verbs.cmd_across, "run the suite (or the pytest arguments given) on other hosts "
               "through pytest-xdist's SSH gateways (docs/across-hosts.md); every other argument goes to pytest",
               takes_rest=True)

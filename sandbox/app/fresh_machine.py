@@ -38,6 +38,7 @@ from typing import Iterator
 from sandbox.app.benchmarks_doc import add_entry
 from sandbox.app.figures import Figure, render
 from sandbox.base import paths
+from sandbox.build import deps
 from sandbox.base.errors import InputError, SandboxError
 from sandbox.base.progress import PREFIX, say
 
@@ -165,6 +166,42 @@ def installed_in(root: Path) -> Packages:
     return Packages.parse(proc.stdout)
 
 
+def simulated_apt_lines(simulation: str) -> list[str]:
+    """`apt-get install -s` output: the `name=version` of each `Inst` line."""
+    found = re.findall(r"^Inst (\S+) (?:\[[^]]*\] )?\((\S+)", simulation, re.MULTILINE)
+    return [f"{name}={version}" for name, version in found]
+
+
+def installed_sizes(show: str) -> int:
+    """`apt-cache show` stanzas: the sum of their Installed-Size (KiB)."""
+    return sum(int(size) for size in re.findall(r"^Installed-Size: (\d+)$", show, re.MULTILINE))
+
+
+def deps_would_install(root: Path, recommends: bool, log: "Log") -> Packages:
+    """What `sandbox deps` would install in the root, with or without
+    recommends, simulated by apt in the root (nothing installed)."""
+    names = [p.name for p in deps.listed() if not p.unpack]
+    argv = ["apt-get", "install", "-s", "-q", *([] if recommends else ["--no-install-recommends"]), *names]
+    chroot = ["chroot", str(root)]
+    simulation = subprocess.run([*chroot, *argv], capture_output=True, text=True, env=CHROOT_ENV, check=False)
+    if simulation.returncode != 0:
+        log.write(simulation.stdout + simulation.stderr)
+        raise SandboxError(f"'{' '.join(argv[:4])} ...' failed in {root} (log: {log.path})")
+    wanted = simulated_apt_lines(simulation.stdout)
+    show = subprocess.run([*chroot, "apt-cache", "show", "--no-all-versions", *wanted], capture_output=True,
+                          text=True, env=CHROOT_ENV, check=False).stdout if wanted else ""
+    return Packages(len(wanted), installed_sizes(show))
+
+
+def simulate_deps(root: Path, log: "Log") -> dict[str, Packages]:
+    """`sandbox deps`' install as it is (without recommends) and as it was
+    (with them), simulated in the fresh root before the set-up runs."""
+    subprocess.run(["chroot", str(root), "apt-get", "update", "-q"], stdout=log.file, stderr=subprocess.STDOUT,
+                   env=CHROOT_ENV, check=False)
+    return {"without recommends": deps_would_install(root, False, log),
+            "with recommends": deps_would_install(root, True, log)}
+
+
 @dataclass
 class LineRun:
     command: str
@@ -263,9 +300,12 @@ def clone_into(root: Path, log: Log) -> str:
     return commit
 
 
-def figures_of(root_seconds: float, base: Packages, after: Packages, runs: list[LineRun]) -> list[Figure]:
+def figures_of(root_seconds: float, base: Packages, after: Packages, runs: list[LineRun],
+               simulated: dict[str, Packages]) -> list[Figure]:
     figures = [Figure("minimal Debian 12 root (mmdebstrap, not the user's time)", root_seconds, "s",
                       f"{base.count} packages, {base.kib / 1024:.0f} MiB")]
+    figures += [Figure(f"sandbox deps {how} (apt-get -s)", packages.count, "pkgs",
+                       f"{packages.kib / 1024:.0f} MiB installed size") for how, packages in simulated.items()]
     for run in runs:
         figures.append(Figure(f"$ {run.command.split(' #')[0].strip()[:60]}", run.seconds, "s",
                               f"exit {run.exit_code}"))
@@ -292,13 +332,14 @@ def fresh_machine(keep_root: bool = False) -> int:
         base = installed_in(root)
         commit = clone_into(root, log)
         with mounted(root):
+            simulated = simulate_deps(root, log)
             for command in commands:
                 say(f"$ {command}")
                 runs.append(run_in_root(root, command, log))
                 if runs[-1].exit_code != 0:
                     break
         after = installed_in(root)
-        figures = figures_of(root_seconds, base, after, runs)
+        figures = figures_of(root_seconds, base, after, runs, simulated)
         text = render(figures)
         print(f"fresh-machine check at {commit}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}\n{text}")
         (results / "figures.txt").write_text(text + "\n")

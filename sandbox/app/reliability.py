@@ -40,14 +40,15 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.app.reliability_files import BASE, OUTCOMES, PROBE, FileOutcome, try_malformed
 from sandbox.base import evidence as files
 from sandbox.base import paths
-from sandbox.base.errors import SandboxError
+from sandbox.base.errors import InputError, SandboxError
 from sandbox.base.progress import say
 from sandbox.guest import klog, privileges
 from sandbox.guest.qemu import GuestDied, GuestHung
@@ -423,3 +424,46 @@ def measure(boot: bool = True) -> str:
         effects = finding_effects()
         judged = judging_bounds()
     return report(files, trials, effects) + report_runs(runs) + report_judging(judged)
+
+
+COMPARED = "`just reliability --compare`: the malformed files given to an earlier commit and to this one"
+
+
+@contextmanager
+def worktree_of(commit: str, folder: Path) -> Iterator[Path]:
+    """A detached worktree of `commit` (removed after): another commit's code to try."""
+    tree = folder / "tree"
+    added = subprocess.run(["git", "-C", str(paths.REPO), "worktree", "add", "--detach", "--quiet", str(tree),
+                            commit], capture_output=True, text=True, check=False)
+    if added.returncode != 0:
+        why = added.stderr.strip().splitlines()[-1] if added.stderr.strip() else "git worktree add failed"
+        raise InputError("--compare", commit, f"not a commit of this repository ({why})")
+    try:
+        yield tree
+    finally:
+        subprocess.run(["git", "-C", str(paths.REPO), "worktree", "remove", "--force", str(tree)],
+                       capture_output=True, check=False)
+
+
+def report_compared(commit: str, before: list[FileOutcome], after: list[FileOutcome]) -> str:
+    """Both commits' counts, then every file whose outcome changed."""
+    def counts(files: list[FileOutcome]) -> str:
+        return ", ".join(f"{o}: {sum(f.outcome == o for f in files)}" for o in OUTCOMES)
+    out = [f"{len(after)} files; at {commit}: {counts(before)}", f"now: {counts(after)}", ""]
+    changed = [[b.group, b.name.replace("|", "\\|"), b.outcome, a.outcome]
+               for b, a in zip(before, after, strict=True) if b.outcome != a.outcome]
+    out.append(_table(["group", "file", f"at {commit}", "now"], changed))
+    return "\n".join(out) + "\n"
+
+
+def compare(commit: str) -> str:
+    """The malformed files given to `commit`'s code and to this tree's (no boot:
+    the earlier code gets an empty cache, so a run it starts cannot build)."""
+    with tempfile.TemporaryDirectory(prefix="y2038-reliability-") as tmp:
+        folder = Path(tmp)
+        with worktree_of(commit, folder) as tree:
+            say(f"malformed files at {commit} ...")
+            before = try_malformed(folder / "before", tree)
+        say("malformed files now ...")
+        after = try_malformed(folder / "after")
+    return report_compared(commit, before, after)

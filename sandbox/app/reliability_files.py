@@ -11,6 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import random
+import signal
 import socket
 import subprocess
 import sys
@@ -232,7 +233,8 @@ def issue_36_cases() -> list[Case]:
         + f'[[step]]\n{PROBE}\n[step.expect.native64.clock_gettime]\nerrno = "none"\n')
     add("nothing tested", "an expectation on a call the args leave out",
         _replace(PROBE, f'{PROBE}\nargs = ["time"]'))
-    add("nothing tested", "a file for armhf only, run on x86_64", _top("machines", '["armhf"]'), verb=("run",))
+    add("nothing tested", "a file for armhf only, run with --machine x86_64", _top("machines", '["armhf"]'),
+        verb=("run", "--machine", "x86_64"))
     family = _family_bomb()
     add("bounded work", f"{len(family.encode())} bytes: 7 levels of [values], 12 references each", family)
     for key, value in (("matches", '"a{4294967296}"'), ("matches", '"' + "(" * 5000 + ")" * 5000 + '"'),
@@ -270,29 +272,48 @@ OUTCOMES = ("one-line error", "accepted", "false pass", "traceback", "hang", "ot
 file (Case.valid): accepted is right, a refusal "other"."""
 
 
-def _try(case: Case, path: Path, results: Path) -> FileOutcome:
-    env = dict(os.environ, PYTHONPATH=str(paths.REPO), Y2038_RESULTS=str(results))
-    group, name = case.group, case.name
+def _given(repo: Path, case: Case, path: Path, results: Path) -> tuple[int, str] | None:
+    """The verb of `repo`'s code given one file, in a session of its own (all
+    of it killed at the limit, never left running); None if it did not answer."""
+    env = dict(os.environ, PYTHONPATH=str(repo), Y2038_RESULTS=str(results))
+    if repo != paths.REPO:  # another commit's code: never a build in the shared cache
+        env["Y2038_CACHE"] = str(results / "empty-cache")
+    proc = subprocess.Popen([sys.executable, "-m", "sandbox", *case.verb, str(path)], env=env, cwd=repo,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     try:
-        result = subprocess.run([sys.executable, "-m", "sandbox", *case.verb, str(path)], env=env,
-                                capture_output=True, timeout=VALIDATE_SECONDS, check=False)
+        _, err = proc.communicate(timeout=VALIDATE_SECONDS)
+        return proc.returncode, err.decode("utf-8", "replace")
     except subprocess.TimeoutExpired:
+        return None
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+
+def _try(case: Case, path: Path, results: Path, repo: Path = paths.REPO) -> FileOutcome:
+    group, name = case.group, case.name
+    answer = _given(repo, case, path, results)
+    if answer is None:
         return FileOutcome(group, name, "hang", f"no answer within {VALIDATE_SECONDS:.0f} s")
-    err = result.stderr.decode("utf-8", "replace")
+    code, err = answer
     lines = [line for line in err.strip().splitlines() if not line.startswith("==> ")]  # progress lines
     if "Traceback" in err:
         return FileOutcome(group, name, "traceback", lines[-1] if lines else "")
-    if result.returncode == 0:
+    if code == 0:
         last = err.strip().splitlines()[-1] if err.strip() else ""
         return FileOutcome(group, name, "accepted" if case.valid else "false pass", last)
     clean = not any(ord(c) < 0x20 or 0x7f <= ord(c) <= 0x9f for c in "".join(lines))
-    if result.returncode == 2 and len(lines) == 1 and lines[0].startswith("error: ") and clean and not case.valid:
+    if code == 2 and len(lines) == 1 and lines[0].startswith("error: ") and clean and not case.valid:
         return FileOutcome(group, name, "one-line error", lines[0])
-    return FileOutcome(group, name, "other", f"exit {result.returncode}: {err.strip()[:80]!r}")
+    return FileOutcome(group, name, "other", f"exit {code}: {err.strip()[:80]!r}")
 
 
-def try_malformed(folder: Path) -> list[FileOutcome]:
+def try_malformed(folder: Path, repo: Path = paths.REPO) -> list[FileOutcome]:
+    """Every case given to `repo`'s code (this tree's unless told)."""
     folder.mkdir(parents=True, exist_ok=True)
     cases = [(case, case.make(folder)) for case in malformed()]
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        return list(pool.map(lambda item: _try(item[0], item[1], folder / "results"), cases))
+        return list(pool.map(lambda item: _try(item[0], item[1], folder / "results", repo), cases))

@@ -117,7 +117,7 @@ def nothing_to_run(scenarios: list[Scenario], machine_name: str) -> str:
     names = ", ".join(dict.fromkeys(s.file for s in scenarios)) or "no scenario"
     if elsewhere:
         return (f"{names}: nothing runs on {machine_name} (the scenarios are for {', '.join(elsewhere)}): "
-                f"give --machine {elsewhere[0]}, as in `just run --machine {elsewhere[0]} FILE`")
+                f"leave out --machine (each file runs on a machine it names) or give --machine {elsewhere[0]}")
     return f"{names}: nothing runs on {machine_name}: every scenario was skipped (see the lines above)"
 
 

@@ -353,6 +353,12 @@ def cmd_reliability(args: argparse.Namespace) -> int:
     """Figures of hostile or careless use (sandbox/app/reliability.py)."""
     from sandbox.app import reliability
     from sandbox.app.benchmarks_doc import add_text_entry
+    if args.compare:
+        compared = reliability.compare(args.compare)
+        print(compared, end="")
+        command = f"just reliability --compare {args.compare}"
+        print(f"\nwritten into {add_text_entry(reliability.COMPARED, compared, command)}")
+        return EXIT_PASSED
     tables = reliability.measure(boot=not args.no_boot)
     print(tables, end="")
     command = "just reliability" + (" --no-boot" if args.no_boot else "")
