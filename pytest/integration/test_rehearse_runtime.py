@@ -3,7 +3,7 @@ answers, one boot per machine: the clock probe in each flavour the machine
 runs, static (as the guest gets it) and dynamic (with the EOVERFLOW shim
 preloaded), and Debian's programs of the real-programs runs in every
 userland of the machine's architecture the cache holds
-(sandbox/audit/runtime_corpus.py). Every verdict that answers must agree;
+(sandbox/audit/runtime/corpus.py). Every verdict that answers must agree;
 `-s` prints the figure.
 """
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.audit.runtime import RuntimeOptions
-from sandbox.audit.runtime_corpus import run_corpus
+from sandbox.audit.runtime.audit import RuntimeOptions
+from sandbox.audit.runtime.corpus import run_corpus
 from sandbox.base.machines import MACHINES
 from sandbox.build.dynamic_probes import build_probes
 

@@ -17,18 +17,18 @@ import pytest
 
 from sandbox.app.cli import main
 from sandbox.app.verbs import parse_moments
-from sandbox.audit import runtime, runtime_lines
+from sandbox.audit.runtime import audit as runtime, lines as runtime_lines
 from sandbox.audit.commands import Command, load_commands, parse_override
 from sandbox.audit.inputs import Candidate
 from sandbox.audit.record import BinaryAudit, Origin
-from sandbox.audit.runtime import (RuntimeAudit, item_of, refuses_time32, runnable, runtime_record, tree_name,
+from sandbox.audit.runtime.audit import (RuntimeAudit, item_of, refuses_time32, runnable, runtime_record, tree_name,
                                    _runs_of)
-from sandbox.audit.runtime_boot import Ran, overlay_archive
-from sandbox.audit.runtime_facts import (Refusal, Time32Call, Time32Truncation, clock_readings, refusals, shape,
+from sandbox.audit.runtime.boot import Ran, overlay_archive
+from sandbox.audit.runtime.facts import (Refusal, Time32Call, Time32Truncation, clock_readings, refusals, shape,
                                          time32_calls, time32_truncations)
-from sandbox.audit.runtime_plan import (CLOCK, COLLECT, DEFAULT_MOMENTS, RUN, SETUP, Moment, Subject, plan,
+from sandbox.audit.runtime.plan import (CLOCK, COLLECT, DEFAULT_MOMENTS, RUN, SETUP, Moment, Subject, plan,
                                         run_shell)
-from sandbox.audit.runtime_verdict import (BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE, Runs, RunFacts,
+from sandbox.audit.runtime.verdict import (BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE, Runs, RunFacts,
                                            runtime_verdict)
 from sandbox.build.kconfig import options
 from sandbox.build.own_kernel import check_config, own_kernel

@@ -50,7 +50,7 @@ def test_a_reused_file_counts_as_just_used(tmp_path: Path, monkeypatch: pytest.M
 
 def test_guest_memory_grows_with_the_userlands_it_carries() -> None:
     """One rule for scenario boots (sandbox/run/prepare.py) and the runtime audit's
-    (sandbox/audit/runtime_boot.py): 256 MiB and 3 MiB per MiB added."""
+    (sandbox/audit/runtime/boot.py): 256 MiB and 3 MiB per MiB added."""
     assert guest_memory_mib(0) is None and guest_memory_mib(2**20) is None
     assert guest_memory_mib(77 * 2**20) == 256 + 3 * 77
     assert guest_memory_mib(172 * 2**20 + 5) == 256 + 3 * 172

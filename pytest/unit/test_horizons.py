@@ -14,15 +14,15 @@ from types import SimpleNamespace
 import pytest
 
 from sandbox.app.cli import main
-from sandbox.audit import runtime
+from sandbox.audit.runtime import audit as runtime
 from sandbox.audit.horizons import LABELS, REFERENCE, first_broken, horizon_moments
 from sandbox.audit.page import horizon_chart, page_html
 from sandbox.audit.record import BinaryAudit, Origin
-from sandbox.audit.runtime import RuntimeAudit, runtime_record
-from sandbox.audit.runtime_facts import Refusal, Time32Truncation
-from sandbox.audit.runtime_lines import horizon_table, report
-from sandbox.audit.runtime_plan import CLOCK, RUN, Moment
-from sandbox.audit.runtime_verdict import RunFacts
+from sandbox.audit.runtime.audit import RuntimeAudit, runtime_record
+from sandbox.audit.runtime.facts import Refusal, Time32Truncation
+from sandbox.audit.runtime.lines import horizon_table, report
+from sandbox.audit.runtime.plan import CLOCK, RUN, Moment
+from sandbox.audit.runtime.verdict import RunFacts
 from sandbox.audit.static import StaticAudit
 from sandbox.base.errors import SandboxError
 from sandbox.base.timefmt import parse_time

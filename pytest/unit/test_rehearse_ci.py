@@ -18,7 +18,7 @@ import pytest
 from sandbox.app.cli import main
 from sandbox.audit.baseline import compare
 from sandbox.audit.junit import junit_xml
-from sandbox.audit.runtime_verdict import RUNTIME_VERDICTS
+from sandbox.audit.runtime.verdict import RUNTIME_VERDICTS
 from sandbox.audit.sarif import RULES
 from sandbox.audit.verdict import VERDICTS
 

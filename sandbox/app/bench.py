@@ -14,8 +14,8 @@ from pathlib import Path
 
 from sandbox.audit.corpus import (BROKE_AFTER, Agreement, agree, agreement, cached_userland,
                                   program_answers, program_files)
-from sandbox.audit.runtime import RuntimeOptions
-from sandbox.audit.runtime_corpus import run_corpus
+from sandbox.audit.runtime.audit import RuntimeOptions
+from sandbox.audit.runtime.corpus import run_corpus
 from sandbox.audit.static import audit_static
 from sandbox.app.benchmarks_doc import add_entry
 from sandbox.app.figures import Figure, render
@@ -181,7 +181,7 @@ def runtime_audit_figures(machine: Machine) -> list[Figure]:
     """`just rehearse` (the runtime audit) over its ground truth on this
     machine, one boot: the clock probe in each flavour, static and dynamic,
     and Debian's programs of every cached userland of its architecture, each
-    run before, just after and after 2106 (sandbox/audit/runtime_corpus.py).
+    run before, just after and after 2106 (sandbox/audit/runtime/corpus.py).
     Seconds per program, the boot and what it needs built or reused included."""
     with tempfile.TemporaryDirectory(prefix="bench-runtime-") as tmp:
         folders = [build_probes(machine, Path(tmp) / linkage, linkage, ("clock",)) for linkage in ("static", "dynamic")]

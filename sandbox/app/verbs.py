@@ -46,7 +46,7 @@ from sandbox.scenario.mutants import MUTANTS_FILE, load_mutants
 from sandbox.scenario.userlands import load_userlands
 
 if TYPE_CHECKING:  # the runtime audit's modules are imported only when it runs
-    from sandbox.audit.runtime import RuntimeAudit
+    from sandbox.audit.runtime.audit import RuntimeAudit
 
 DEMO_SCENARIOS = (  # one per subject: the whole matrix, before and after the rollover
     "clock/rollover.toml",
@@ -256,8 +256,8 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
         result = audit_static(args.inputs)
         rejected, text = result.rejected, audit_lines.report(result)
     else:
-        from sandbox.audit import runtime_lines  # only the runtime audit boots
-        from sandbox.audit.runtime import RuntimeOptions, audit_runtime
+        from sandbox.audit.runtime import lines as runtime_lines  # only the runtime audit boots
+        from sandbox.audit.runtime.audit import RuntimeOptions, audit_runtime
         moments = parse_moments(args.at)
         if args.horizons:
             moments = horizon_moments(moments if args.at else ())
@@ -290,7 +290,7 @@ def cmd_rehearse(args: argparse.Namespace) -> int:
 
 def parse_moments(texts: list[str]) -> tuple:
     """--at LABEL=TIME ... -> the runtime audit's moments (default: before, after, y2106)."""
-    from sandbox.audit.runtime_plan import DEFAULT_MOMENTS, Moment
+    from sandbox.audit.runtime.plan import DEFAULT_MOMENTS, Moment
     from sandbox.base.timefmt import format_time, parse_time
     moments = []
     for text in texts:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sandbox.audit.runtime_verdict import BROKE, CALLS_TIME32
+from sandbox.audit.runtime.verdict import BROKE, CALLS_TIME32
 from sandbox.audit.verdict import MIXED, TIME32
 
 FAIL_ON: dict[str, frozenset[str]] = {

@@ -6,14 +6,14 @@ each program run at every one, and the first at which it broke (pure).
                                          {label: verdict at that horizon})
 
 Each horizon's run is judged against the reference run alone, with the
-runtime verdict's own rules (sandbox/audit/runtime_verdict.py RULES), so a
+runtime verdict's own rules (sandbox/audit/runtime/verdict.py RULES), so a
 program that broke at 2038 and again at 2106 gives 2038, and one that only
 fails on 2100's leap day gives that.
 """
 from __future__ import annotations
 
-from sandbox.audit.runtime_plan import Moment
-from sandbox.audit.runtime_verdict import BROKE, Runs, RunFacts, runtime_verdict
+from sandbox.audit.runtime.plan import Moment
+from sandbox.audit.runtime.verdict import BROKE, Runs, RunFacts, runtime_verdict
 from sandbox.base.errors import SandboxError
 
 REFERENCE = Moment("reference", "2036-01-01T00:00:00Z")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from sandbox.audit.findings import fails, findings
-from sandbox.audit.runtime_verdict import NOT_EXERCISED
+from sandbox.audit.runtime.verdict import NOT_EXERCISED
 
 
 def junit_xml(report: dict[str, object], level: str) -> str:

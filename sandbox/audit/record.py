@@ -1,7 +1,7 @@
 """One record per audited file, and one per input that could not be
 audited: what the terminal lines and the JSON are made from.
 
-The runtime audit (sandbox/audit/runtime.py: the file's machine booted, the
+The runtime audit (sandbox/audit/runtime/audit.py: the file's machine booted, the
 program run across the rollover) puts its verdict, its reason and every
 run in `runtime`; None after --static.
 """

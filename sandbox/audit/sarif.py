@@ -9,7 +9,7 @@ from __future__ import annotations
 from urllib.parse import quote
 
 from sandbox.audit.findings import Finding, findings
-from sandbox.audit.runtime_verdict import BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE
+from sandbox.audit.runtime.verdict import BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE
 from sandbox.audit.verdict import MIXED, NEEDS_RUNTIME, NO_TIME_USE, TIME32, TIME64
 
 SARIF_VERSION = "2.1.0"

@@ -46,7 +46,7 @@ TIME_SERVER = "time-server"
 RUNS = "runs.jsonl"
 REHEARSE_INITRAMFS = "initramfs-rehearse.cpio"
 OVERLAY = "overlay.cpio"
-"""A runtime audit boot's folder (sandbox/audit/runtime_boot.py): each command
+"""A runtime audit boot's folder (sandbox/audit/runtime/boot.py): each command
 it ran, and the initramfs it booted with the user's files appended."""
 
 FILES = (CONSOLE, KERNEL_LOG, AGENT_LOG, OBSERVATIONS, RUN, VERDICTS, REPORT, QEMU_COMMAND, QEMU_LOG,

@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from sandbox.audit.runtime_facts import time32_truncations
+from sandbox.audit.runtime.facts import time32_truncations
 from sandbox.base.timefmt import format_time
 from sandbox.system import observe
 from sandbox.system.verdict import UnitFacts, error_kind

@@ -26,11 +26,11 @@ from sandbox.audit.horizons import first_broken
 from sandbox.audit.inputs import USERLAND_INPUT, Candidate, expand
 from sandbox.audit.record import BinaryAudit, Rejected
 from sandbox.build.own_kernel import OwnKernel
-from sandbox.audit.runtime_boot import BootPlan, GuestFailed, Ran, boot_and_run
-from sandbox.audit.runtime_facts import refusals, time32_calls, time32_truncations
-from sandbox.audit.runtime_plan import (COLLECT, DEFAULT_MOMENTS, FILES_GUEST_DIR, RUN, SHIM_GUEST_PATH, Moment,
+from sandbox.audit.runtime.boot import BootPlan, GuestFailed, Ran, boot_and_run
+from sandbox.audit.runtime.facts import refusals, time32_calls, time32_truncations
+from sandbox.audit.runtime.plan import (COLLECT, DEFAULT_MOMENTS, FILES_GUEST_DIR, RUN, SHIM_GUEST_PATH, Moment,
                                         Subject, plan, split_collected)
-from sandbox.audit.runtime_verdict import (RUNTIME_VERDICTS, NOT_EXERCISED, Runs, RunFacts, refusals_unseen,
+from sandbox.audit.runtime.verdict import (RUNTIME_VERDICTS, NOT_EXERCISED, Runs, RunFacts, refusals_unseen,
                                            runtime_verdict)
 from sandbox.audit.shim import build_shim
 from sandbox.audit.static import StaticAudit, audit_pairs

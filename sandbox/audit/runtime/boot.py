@@ -4,7 +4,7 @@ own files and the EOVERFLOW shim; then the planned commands, one by one.
 
     boot_and_run(BootPlan, evidence) -> [Ran]
 
-Nothing is judged here (sandbox/audit/runtime_verdict.py).
+Nothing is judged here (sandbox/audit/runtime/verdict.py).
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox.audit.runtime_plan import AuditCommand
+from sandbox.audit.runtime.plan import AuditCommand
 from sandbox.base import evidence as files
 from sandbox.base.errors import SandboxError
 from sandbox.base.evidence import Evidence

@@ -23,8 +23,8 @@ from sandbox.audit.corpus import (BROKE_AFTER, PROGRAM_FILES, PROGRAMS, Agreemen
                                   program_files)
 from sandbox.audit.inputs import Candidate, walk
 from sandbox.audit.record import Origin
-from sandbox.audit.runtime import Item, RuntimeOptions, item_of, run_items
-from sandbox.audit.runtime_verdict import BROKE, CALLS_TIME32, SAFE
+from sandbox.audit.runtime.audit import Item, RuntimeOptions, item_of, run_items
+from sandbox.audit.runtime.verdict import BROKE, CALLS_TIME32, SAFE
 from sandbox.audit.static import audit_pairs
 from sandbox.audit.symbols import load_symbols
 from sandbox.scenario.userlands import load_userlands

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from sandbox.audit.lines import WIDTH, fit, short_name
 from sandbox.audit.record import BinaryAudit
-from sandbox.audit.runtime import RuntimeAudit
+from sandbox.audit.runtime.audit import RuntimeAudit
 
 STATIC_SHORT = {"unknown-needs-runtime": "unknown", "no-time-use": "no-time"}
 HEADER = f"{'runtime':<13} {'static':<7} {'machine':<6} file  evidence"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from sandbox.audit.runtime_facts import Refusal, Time32Call, Time32Truncation, clock_readings, shape
+from sandbox.audit.runtime.facts import Refusal, Time32Call, Time32Truncation, clock_readings, shape
 from sandbox.audit.verdict import MIXED, NEEDS_RUNTIME, TIME32, first_rule
 from sandbox.base.timefmt import format_time, parse_time
 
