@@ -97,3 +97,97 @@ def test_bad_families_name_the_key(text: str, key: str, message: str) -> None:
         parse(text)
     assert str(caught.value).startswith(f"{FILE}: {key}: ")
     assert message in str(caught.value)
+
+
+# Families over machines and userlands: "${name}" in table keys, steps of
+# some rows only, a row's own expectations.
+
+ROWS = '[[variant]]\nname = "old"\nwho = "time32-libc"\n[[variant]]\nname = "new"\nwho = "time64"\n'
+
+
+def test_a_key_may_hold_a_value_as_text() -> None:
+    old, new = parse(HEAD + ROWS + STEP + '[step.expect."${who}"]\ntime = { seconds = 1 }\n')
+    assert fields(old) == {("time32-libc", "time", "seconds"): "= 1"}
+    assert fields(new) == {("time64", "time", "seconds"): "= 1"}
+
+
+def test_two_keys_that_become_one_are_refused() -> None:
+    with pytest.raises(InputError, match=r"step\[0\]\.expect\.\$\{who\}: key 'time64' twice once the values are in"):
+        parse(HEAD + '[values]\nwho = "time64"\n' + STEP
+              + '[step.expect.time64]\ntime = { seconds = 1 }\n[step.expect."${who}"]\ntime = { seconds = 2 }\n')
+
+
+def test_substituted_text_past_the_cap_is_refused_with_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    from sandbox.scenario import family
+    text = HEAD.replace('"t"', '"${big}${big}"') + '[values]\nbig = "' + "x" * 600 + '"\n' + STEP
+    assert parse(text)[0].title == "x" * 1200
+    monkeypatch.setattr(family, "MAX_TEXT", 1000)
+    with pytest.raises(InputError) as caught:
+        parse(text)
+    assert str(caught.value) == (f"{FILE}: title: the substitution writes more than 1000 characters of text: "
+                                 "refer to fewer or shorter values")
+
+
+def test_the_text_cap_is_four_mib_and_counts_what_references_bring_in() -> None:
+    from sandbox.scenario.family import MAX_TEXT
+    assert MAX_TEXT == 4 * 1024 * 1024
+    # 4 references of 2 MiB each: 8 MiB written from a file of 2 MiB of values
+    values = '[values]\nbig = "' + "x" * (2 * 1024 * 1024) + '"\nfour = ["$big", "$big", "$big", "$big"]\n'
+    with pytest.raises(InputError, match="more than 4194304 characters of text"):
+        parse(HEAD + values + STEP + 'args = "$four"\n')
+
+
+def test_a_step_may_be_in_some_rows_only() -> None:
+    old, new = parse(HEAD + ROWS + STEP + '[[step]]\nphase = "q"\nprobe = "clock"\nvariants = ["new"]\n')
+    assert [s.phase for s in old.steps] == ["p"]
+    assert [s.phase for s in new.steps] == ["p", "q"]
+
+
+def test_a_rows_table_replaces_the_shared_one_call_by_call() -> None:
+    old, new = parse(HEAD + ROWS + STEP + '[step.expect.time64]\ntime = { seconds = 1 }\n'
+                     'clock_gettime = { seconds = 2, nsec = 3 }\n'
+                     '[step.expect-variant.new.time64]\nclock_gettime = { seconds = 4 }\n'
+                     '[step.expect-variant.new.time32-libc]\ntime = { errno = "EOVERFLOW" }\n')
+    assert fields(old) == {("time64", "time", "seconds"): "= 1", ("time64", "clock_gettime", "seconds"): "= 2",
+                           ("time64", "clock_gettime", "nsec"): "= 3"}
+    assert fields(new) == {("time64", "time", "seconds"): "= 1", ("time64", "clock_gettime", "seconds"): "= 4",
+                           ("time32-libc", "time", "errno"): "errno EOVERFLOW"}
+
+
+def test_a_rows_table_may_name_a_flavour_group() -> None:
+    old, new = parse(HEAD + '[flavour-groups]\nboth = ["time32-libc", "time64"]\n' + ROWS + STEP
+                     + '[step.expect.time64]\ntime = { seconds = 1 }\n'
+                     '[step.expect-variant.new.both]\ntime = { seconds = 2 }\n')
+    assert fields(old) == {("time64", "time", "seconds"): "= 1"}
+    assert fields(new) == {("time32-libc", "time", "seconds"): "= 2", ("time64", "time", "seconds"): "= 2"}
+
+
+def test_a_run_steps_row_table_replaces_the_userlands_whole_table() -> None:
+    from sandbox.scenario.family import expand
+    from sandbox.base.fields import Where
+    document = {"variant": [{"name": "a", "new": "debian13-i386"}, {"name": "b", "new": "debian12-amd64"}],
+                "step": [{"run": ["date"], "phase": "p", "expect": {"${new}": {"status": "ok", "time": 1}},
+                          "expect-variant": {"b": {"${new}": {"status": "exit 1"}}}}]}
+    a, b = expand(document, Where(FILE))
+    assert a.document["step"] == [{"run": ["date"], "phase": "p", "expect": {"debian13-i386": {"status": "ok", "time": 1}}}]
+    assert b.document["step"] == [{"run": ["date"], "phase": "p", "expect": {"debian12-amd64": {"status": "exit 1"}}}]
+
+
+@pytest.mark.parametrize("text, key, message", [
+    (HEAD + STEP + 'variants = ["a"]\n', "step[0].variants", "this file has no [[variant]]"),
+    (HEAD + ROWS + STEP + 'variants = ["newer"]\n', "step[0].variants[0]", "unknown variant 'newer' (known: old, new)"),
+    (HEAD + ROWS + STEP + 'variants = "new"\n', "step[0].variants", "expected a list of [[variant]] names"),
+    (HEAD + ROWS + STEP + '[step.expect-variant.newer.time64]\ntime = { seconds = 1 }\n',
+     "step[0].expect-variant.newer", "unknown variant 'newer'"),
+    (HEAD + STEP + '[step.expect-variant.a.time64]\ntime = { seconds = 1 }\n',
+     "step[0].expect-variant", "this file has no [[variant]]"),
+    (HEAD + ROWS + STEP + '[step.expect."${nobody}"]\ntime = { seconds = 1 }\n',
+     "step[0].expect.${nobody}", "unknown value 'nobody'"),
+    (HEAD + '[values]\nwho = ["time64"]\n' + STEP + '[step.expect."$who"]\ntime = { seconds = 1 }\n',
+     "step[0].expect.$who", "a key must be text"),
+])
+def test_bad_rows_name_the_key(text: str, key: str, message: str) -> None:
+    with pytest.raises(InputError) as caught:
+        parse(text)
+    assert str(caught.value).startswith(f"{FILE}: {key}: ")
+    assert message in str(caught.value)

@@ -25,8 +25,14 @@ Three top-level tables, expanded before the scenario is parsed (pure):
 - The expansion is counted as it goes: a file whose values expand to more
   than MAX_EXPANDED values in all (seven levels of twelve references each
   would be 35 million) is refused before it fills the memory.
+- "${name}" also works inside a table's key (`[step.expect."${old}"]`, a
+  userland's name), so a row may name machines and userlands; two keys that
+  become one are refused. The text the substitution writes (strings and
+  keys) is counted too: past MAX_TEXT characters the file is refused.
 - Each variant is its own scenario, named `<scenario>[<variant>]`; its name
   is also the value "$variant". A file without [[variant]] is one scenario.
+  A step may be in some rows only (`variants = [...]`) and carry a row's own
+  expectations (`[step.expect-variant.<row>...]`): sandbox/scenario/family_rows.py.
 """
 from __future__ import annotations
 
@@ -36,6 +42,7 @@ from dataclasses import dataclass
 
 from sandbox.base.fields import Where, names, table, type_name
 from sandbox.base.machines import FLAVOURS
+from sandbox.scenario.family_rows import row_steps
 
 FAMILY_KEYS = ("values", "flavour-groups", "variant")
 _NAME_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
@@ -43,6 +50,9 @@ MAX_NESTING = 8  # "$a" whose value holds "$b" whose value holds ...
 MAX_EXPANDED = 100_000
 """Values (tables, lists, strings, numbers) the references of a whole file may
 bring in; ours bring in a few thousand."""
+MAX_TEXT = 4 * 1024 * 1024
+"""Characters of text (strings and keys) the substitution may write for a
+whole file; ours write about 200,000."""
 _REF_RE = re.compile(r"\$(\$|\{([^}]*)\})")
 
 
@@ -65,12 +75,21 @@ class _Budget:
     """Values made so far by one file's expansion."""
 
     made: int = 0
+    text: int = 0
 
     def spend(self, where: Where) -> None:
         self.made += 1
         if self.made > MAX_EXPANDED:
             where.fail(f"the values expand to more than {MAX_EXPANDED} values: "
                        "refer to fewer values, or to values that refer to fewer")
+
+    def write(self, text: str, where: Where) -> str:
+        """`text`, counted against MAX_TEXT."""
+        self.text += len(text)
+        if self.text > MAX_TEXT:
+            where.fail(f"the substitution writes more than {MAX_TEXT} characters of text: "
+                       "refer to fewer or shorter values")
+        return text
 
 
 def _substitute(raw: object, values: dict[str, object], where: Where, budget: _Budget,
@@ -82,11 +101,13 @@ def _substitute(raw: object, values: dict[str, object], where: Where, budget: _B
     if depth:
         budget.spend(where)
     if isinstance(raw, dict):
-        return {key: _substitute(item, values, where.at(key), budget, depth) for key, item in raw.items()}
+        return _substitute_table(raw, values, where, budget, depth)
     if isinstance(raw, list):
         return [_substitute(item, values, where.item(i), budget, depth) for i, item in enumerate(raw)]
-    if not isinstance(raw, str) or "$" not in raw:
+    if not isinstance(raw, str):
         return raw
+    if "$" not in raw:
+        return budget.write(raw, where) if depth else raw
     if raw.startswith("$") and _NAME_RE.fullmatch(raw[1:]):
         if raw[1:] not in values:
             where.fail(f"unknown value '{raw[1:]}' (known: {', '.join(values) or 'none'})")
@@ -104,7 +125,22 @@ def _substitute(raw: object, values: dict[str, object], where: Where, budget: _B
         if not isinstance(value, (str, int, float)) or isinstance(value, bool):
             where.fail(f"value '{name}' is {type_name(value)}; only a string or a number goes inside text")
         return str(value)
-    return _REF_RE.sub(text, raw)
+    return budget.write(_REF_RE.sub(text, raw), where)
+
+
+def _substitute_table(raw: dict[str, object], values: dict[str, object], where: Where, budget: _Budget,
+                      depth: int) -> dict[str, object]:
+    """A table with "${name}" replaced in its keys as in its values; two keys
+    that become one are refused."""
+    table: dict[str, object] = {}
+    for key, item in raw.items():
+        name = _substitute(key, values, where.at(key), budget, depth) if "$" in key else key
+        if not isinstance(name, str):
+            where.at(key).fail(f"a key must be text: '{key}' stands for {type_name(name)}")
+        if name in table:
+            where.at(key).fail(f"key '{name}' twice once the values are in")
+        table[name] = _substitute(item, values, where.at(key), budget, depth)
+    return table
 
 
 def _groups(raw: object, where: Where) -> dict[str, tuple[str, ...]]:
@@ -192,6 +228,8 @@ def expand(document: dict[str, object], where: Where) -> list[Member]:
         expanded = _substitute(plain, scope, where, budget)
         assert isinstance(expanded, dict)
         if isinstance(expanded.get("step"), list):
-            expanded["step"] = [_expand_step(step, groups) for step in expanded["step"]]
+            steps = row_steps(expanded["step"], variant, [n for n, _ in rows if n], where.at("step"),
+                              lambda raw: _expand_expect(raw, groups))
+            expanded["step"] = [_expand_step(step, groups) for step in steps]
         members.append(Member(variant, expanded))
     return members
