@@ -1,0 +1,57 @@
+"""The family files that replaced near-copies: each row expands to exactly the
+scenario of the file it replaced (read from git, at the commit before the
+merge), step for step and expectation for expectation; only the file, the
+name and the row differ."""
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+
+import pytest
+
+from sandbox.base.paths import REPO
+from sandbox.scenario import suite
+from sandbox.scenario.model import Scenario
+from sandbox.scenario.parser import parse_scenarios
+from sandbox.scenario.userlands import load_userlands
+
+BEFORE = "9531957"  # main before the merge
+MERGED = {  # family file -> {row: the file it replaced}
+    "scenarios/faketime/userlands-32bit.toml": {
+        "i386": "scenarios/faketime/i386.toml",
+        "i386-debian13": "scenarios/faketime/i386-debian13.toml",
+        "armhf": "scenarios/faketime/armhf.toml",
+        "armhf-debian13": "scenarios/faketime/armhf-debian13.toml",
+    },
+}
+ROWS = [(family, row, old) for family, rows in MERGED.items() for row, old in rows.items()]
+
+
+def _old(path: str) -> Scenario:
+    shown = subprocess.run(["git", "-C", str(REPO), "show", f"{BEFORE}:{path}"],
+                           capture_output=True, text=True)
+    assert shown.returncode == 0, f"git show {BEFORE}:{path}: {shown.stderr.strip()}"
+    (scenario,) = parse_scenarios(shown.stdout, path, suite.catalogue(), suite.machine_flavours(),
+                                  load_userlands())
+    return scenario
+
+
+def _content(scenario: Scenario) -> Scenario:
+    """What a run does and judges: all but the file, the name and the row."""
+    return dataclasses.replace(scenario, file="", name="", variant="")
+
+
+@pytest.mark.parametrize(("family", "row", "old"), ROWS, ids=[f"{row}<-{old}" for _, row, old in ROWS])
+def test_each_row_expands_to_the_scenario_of_the_file_it_replaced(family: str, row: str, old: str) -> None:
+    (new,) = suite.load_all([REPO / f"{family}[{row}]"])
+    before = _old(old)
+    assert new.variant == row
+    for index, (now, then) in enumerate(zip(new.steps, before.steps, strict=True)):
+        assert now == then, (index, getattr(then, "phase", ""))
+    assert _content(new) == _content(before)
+
+
+@pytest.mark.parametrize("family", MERGED)
+def test_a_family_has_the_rows_of_the_files_it_replaced_and_they_are_gone(family: str) -> None:
+    assert [s.variant for s in suite.load_all([REPO / family])] == list(MERGED[family])
+    assert not [old for old in MERGED[family].values() if (REPO / old).exists()]
