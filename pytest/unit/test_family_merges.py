@@ -23,6 +23,11 @@ MERGED = {  # family file -> {row: the file it replaced}
         "armhf": "scenarios/faketime/armhf.toml",
         "armhf-debian13": "scenarios/faketime/armhf-debian13.toml",
     },
+    "scenarios/programs/old-vs-new.toml": {
+        "x86_64": "scenarios/programs/x86_64-i386-vs-amd64.toml",
+        "i386": "scenarios/programs/i386-debian12-vs-debian13.toml",
+        "armhf": "scenarios/programs/armhf-debian12-vs-debian13.toml",
+    },
 }
 ROWS = [(family, row, old) for family, rows in MERGED.items() for row, old in rows.items()]
 
@@ -55,3 +60,10 @@ def test_each_row_expands_to_the_scenario_of_the_file_it_replaced(family: str, r
 def test_a_family_has_the_rows_of_the_files_it_replaced_and_they_are_gone(family: str) -> None:
     assert [s.variant for s in suite.load_all([REPO / family])] == list(MERGED[family])
     assert not [old for old in MERGED[family].values() if (REPO / old).exists()]
+
+
+def test_the_demo_opens_with_the_programs_row_of_its_machine() -> None:
+    from sandbox.app.verbs import DEMO_PROGRAMS
+    for machine, name in DEMO_PROGRAMS.items():
+        (scenario,) = suite.load_all([REPO / "scenarios" / name])
+        assert list(scenario.machines) == [machine], name

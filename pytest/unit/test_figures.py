@@ -68,7 +68,7 @@ def test_demo_breakdown_of_runs_side_by_side_counts_the_host_within_the_runs(tmp
 def test_every_run_steps_command_counts_as_a_real_program_and_every_probe_as_a_probe() -> None:
     """The kinds come from the commands the plan really writes, stdin-fed
     run steps included (sandbox/run/plan.py)."""
-    files = [paths.SCENARIOS / "programs" / "x86_64-i386-vs-amd64.toml", paths.SCENARIOS / "clock" / "rollover.toml"]
+    files = [paths.SCENARIOS / "programs" / "old-vs-new.toml[x86_64]", paths.SCENARIOS / "clock" / "rollover.toml"]
     commands = [c for s in suite.load_all(files) for c in plan(s.steps, FLAVOURS, "native64")]
     kinds = {(c.output == PROGRAM, command_kind(c.shell)) for c in commands if c.output == PROGRAM or c.probe != "settime"}
     assert (True, "real programs (run steps)") in kinds and (False, "probes") in kinds

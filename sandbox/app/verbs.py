@@ -59,9 +59,9 @@ DEMO_SCENARIOS = (  # one per subject: the whole matrix, before and after the ro
 )
 """Files under scenarios/; "file.toml[variant]" picks one row of a family."""
 DEMO_PROGRAMS = {  # the demo opens with real programs, old next to new, on each machine
-    "armhf": "programs/armhf-debian12-vs-debian13.toml",
-    "i386": "programs/i386-debian12-vs-debian13.toml",
-    "x86_64": "programs/x86_64-i386-vs-amd64.toml",
+    "armhf": "programs/old-vs-new.toml[armhf]",
+    "i386": "programs/old-vs-new.toml[i386]",
+    "x86_64": "programs/old-vs-new.toml[x86_64]",
 }
 
 def cmd_deps(args: argparse.Namespace) -> int:

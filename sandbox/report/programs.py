@@ -110,7 +110,7 @@ def markdown(scenario: Scenario, observations: Sequence[Observation], machine: s
     steps = [s for s in scenario.steps if isinstance(s, RunStep)]
     names = list(dict.fromkeys(u for s in steps for u in s.userlands))
     clocks = step_clocks(scenario)
-    lines = [f"### {scenario.title}", "", f"Machine `{machine}`, scenario `{scenario.file}`.", "",
+    lines = [f"### {scenario.title}", "", f"Machine `{machine}`, scenario `{scenario.file}{f'[{scenario.variant}]' if scenario.variant else ''}`.", "",
              "| phase | " + " | ".join(f"`{n}`" for n in names) + " |",
              "|---|" + "---|" * len(names)]
     for step in steps:
