@@ -7,7 +7,7 @@ rebuilds it without booting: failures first, with the expected and the
 observed values; per scenario and machine the matrix of calls x flavours,
 each cell coloured by what happened (sandbox/report/cells.py) and opening
 onto its values, the expected ones and the comment of the scenario file that
-names the function behind it (sandbox/report/comments.py); the clock and the
+names the function behind it (sandbox/scenario/comments.py); the clock and the
 file times drawn (sandbox/report/timeline.py); the run's facts and links to
 its evidence files. Styles and images are inline, nothing is fetched, no
 script runs: it reads the same offline and as an attachment.
@@ -31,7 +31,7 @@ from sandbox.base.evidence import KILLED
 from sandbox.base.timefmt import format_time
 from sandbox.report import chart_files, timeline
 from sandbox.report.cells import KINDS, Cell, Phase, all_fields, headline, matrix
-from sandbox.report.comments import ScenarioComments, lines_naming, parse_comments
+from sandbox.scenario.comments import ScenarioComments, lines_naming, parse_comments
 from sandbox.report.evidence import (EVIDENCE_FILES, ResultsEvidence, RunEvidence, ScenarioReader,
                                      default_reader, read_results, read_run)
 
@@ -270,11 +270,11 @@ class _Notes:
 def _cell_note(comments: ScenarioComments | None, run: RunEvidence, cell: Cell) -> str:
     if comments is None:
         return ""
-    own = comments.explain(cell.step, cell.flavour, cell.call, run.machine)
+    row = run.scenario.variant if run.scenario else ""
+    own = comments.explain(cell.step, cell.flavour, cell.call, run.machine, row)
     if own:
         return own
-    variant = comments.variant(run.scenario.variant) if run.scenario and run.scenario.variant else ""
-    return "\n\n".join(filter(None, (comments.step(cell.step), variant))) or comments.header
+    return "\n\n".join(filter(None, (comments.step(cell.step, row), comments.variant(row)))) or comments.header
 
 
 def _cell_html(run: RunEvidence, cell: Cell | None, comments: ScenarioComments | None, notes: _Notes) -> str:

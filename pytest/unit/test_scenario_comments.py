@@ -1,9 +1,9 @@
 """The comments of scenario files, attached to the expect tables they explain
-(sandbox/report/comments.py): what the page shows behind each cell."""
+(sandbox/scenario/comments.py): what the page shows behind each cell."""
 from __future__ import annotations
 
 from sandbox.base.paths import SCENARIOS
-from sandbox.report.comments import lines_naming, parse_comments
+from sandbox.scenario.comments import CommentKey, lines_naming, parse_comments
 from sandbox.scenario import suite
 
 ROLLOVER = SCENARIOS / "clock" / "rollover.toml"
@@ -114,3 +114,115 @@ def test_lines_naming_a_call_pick_its_line_of_a_list() -> None:
             "  time            time.c sys_time32()")
     assert lines_naming(text, "time") == ["  time            time.c sys_time32()"]
     assert lines_naming(text, "clock_getres") == ["  clock_getres    posix-timers.c sys_clock_getres_time32()"]
+
+
+# The file's structure, not its lines: each of these the line scanner this
+# module replaced got wrong.
+
+STRUCTURE = '''title = "t"
+description = """
+# a line of the description, not the file's header
+"""
+
+[[step]]
+phase = "p"
+run = ["cat"]
+userlands = ["u"]
+stdin = """
+# a line of the program's input
+[section]
+"""
+# why the timeout
+timeout = 5
+
+[step.expect.u]
+stdout = { matches = "say \\"#1\\"" }  # the program's first line
+status = "ok"
+
+[step.expect.time64]  # 64-bit time_t
+time = { seconds = 1 }
+
+[[step]]
+phase = "q"
+probe = "clock"
+expect.time64.time = { seconds = 1 }  # the dotted key's call
+'''
+
+
+def test_a_multi_line_string_holds_neither_comments_nor_tables() -> None:
+    comments = parse_comments(STRUCTURE)
+    assert comments.header == ""
+    assert comments.step(0) == "why the timeout"  # after "[section]", still the step's body
+    assert "input" not in "".join(comments.expect.values()) + "".join(comments.steps.values())
+
+
+def test_a_comment_after_a_string_with_an_escaped_quote_is_the_comment() -> None:
+    assert parse_comments(STRUCTURE).explain(0, "u", "stdout") == "the program's first line"
+
+
+def test_the_comment_on_a_header_line_belongs_to_its_table() -> None:
+    assert parse_comments(STRUCTURE).explain(0, "time64", "time") == "64-bit time_t"
+
+
+def test_a_dotted_expect_key_in_a_step_body_explains_its_call_not_the_step() -> None:
+    comments = parse_comments(STRUCTURE)
+    assert comments.explain(1, "time64", "time") == "the dotted key's call"
+    assert comments.step(1) == ""
+    assert CommentKey(1, "time64", "time") in comments.expect
+
+
+FAMILY = '''# header
+
+title = "t"
+
+[[variant]]
+name = "a"
+new = "time32-libc"
+
+[[variant]]
+name = "b"
+new = "time64"
+
+[[step]]
+phase = "p"
+probe = "clock"
+
+# every row's
+[step.expect.time64]
+time = { seconds = 1 }
+clock_gettime = { seconds = 1 }  # every row's clock_gettime
+
+# row a's own
+[step.expect-variant.a.time64]
+clock_gettime = { seconds = 2 }
+
+[[step]]
+phase = "q"
+probe = "clock"
+# only in row b
+variants = ["b"]
+
+[[step]]
+phase = "r"
+probe = "clock"
+
+# the new flavour of the row
+[step.expect."${new}"]
+time = { seconds = 1 }
+'''
+
+
+def test_a_rows_own_table_explains_what_it_replaces_and_no_more() -> None:
+    comments = parse_comments(FAMILY)
+    assert comments.explain(0, "time64", "clock_gettime", variant="b") == "every row's clock_gettime"
+    assert comments.explain(0, "time64", "clock_gettime", variant="a") == "row a's own"
+    assert comments.explain(0, "time64", "time", variant="a") == "row a's own"  # its flavour's comment first
+    assert comments.explain(0, "time64", "time", variant="b") == "every row's"
+
+
+def test_a_rows_steps_are_the_files_steps_it_keeps_and_keys_are_read_with_its_values() -> None:
+    comments = parse_comments(FAMILY)
+    assert comments.step(1, "b") == "only in row b" and comments.step(1, "a") == ""
+    assert comments.explain(1, "time32-libc", "time", variant="a") == "the new flavour of the row"  # file step 2
+    assert comments.explain(2, "time64", "time", variant="b") == "the new flavour of the row"
+    assert comments.explain(2, "time32-libc", "time", variant="b") == ""
