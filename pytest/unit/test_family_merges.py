@@ -11,7 +11,8 @@ import pytest
 
 from sandbox.base.paths import REPO
 from sandbox.scenario import suite
-from sandbox.scenario.model import Scenario
+from sandbox.scenario.comments import parse_comments
+from sandbox.scenario.model import ProbeStep, RunStep, Scenario
 from sandbox.scenario.parser import parse_scenarios
 from sandbox.scenario.userlands import load_userlands
 
@@ -32,11 +33,15 @@ MERGED = {  # family file -> {row: the file it replaced}
 ROWS = [(family, row, old) for family, rows in MERGED.items() for row, old in rows.items()]
 
 
-def _old(path: str) -> Scenario:
+def _old_text(path: str) -> str:
     shown = subprocess.run(["git", "-C", str(REPO), "show", f"{BEFORE}:{path}"],
                            capture_output=True, text=True)
     assert shown.returncode == 0, f"git show {BEFORE}:{path}: {shown.stderr.strip()}"
-    (scenario,) = parse_scenarios(shown.stdout, path, suite.catalogue(), suite.machine_flavours(),
+    return shown.stdout
+
+
+def _old(path: str) -> Scenario:
+    (scenario,) = parse_scenarios(_old_text(path), path, suite.catalogue(), suite.machine_flavours(),
                                   load_userlands())
     return scenario
 
@@ -54,6 +59,24 @@ def test_each_row_expands_to_the_scenario_of_the_file_it_replaced(family: str, r
     for index, (now, then) in enumerate(zip(new.steps, before.steps, strict=True)):
         assert now == then, (index, getattr(then, "phase", ""))
     assert _content(new) == _content(before)
+
+
+@pytest.mark.parametrize(("family", "row", "old"), ROWS, ids=[f"{row}<-{old}" for _, row, old in ROWS])
+def test_each_row_explains_every_expectation_as_the_file_it_replaced(family: str, row: str, old: str) -> None:
+    """What the report shows behind each cell (sandbox/scenario/comments.py)."""
+    then, now = parse_comments(_old_text(old)), parse_comments((REPO / family).read_text())
+    scenario = _old(old)
+    explained = 0
+    for step in scenario.steps:
+        assert now.step(step.index, row) == then.step(step.index), step.index
+        if not isinstance(step, (ProbeStep, RunStep)):
+            continue
+        for machine in scenario.machines:
+            for e in step.expectations_on(machine):
+                assert now.explain(step.index, e.flavour, e.call, machine, row) == \
+                    then.explain(step.index, e.flavour, e.call, machine), (step.index, e.flavour, e.call, machine)
+                explained += bool(then.explain(step.index, e.flavour, e.call, machine))
+    assert explained > 90
 
 
 @pytest.mark.parametrize("family", MERGED)
