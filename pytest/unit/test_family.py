@@ -191,3 +191,21 @@ def test_bad_rows_name_the_key(text: str, key: str, message: str) -> None:
         parse(text)
     assert str(caught.value).startswith(f"{FILE}: {key}: ")
     assert message in str(caught.value)
+
+
+def test_the_guides_family_example_is_a_row_per_machine_with_its_own_expectations() -> None:
+    import re
+    from sandbox.base.paths import REPO
+    from sandbox.scenario import suite
+    from sandbox.scenario.userlands import load_userlands
+    guide = (REPO / "docs" / "scenario-authoring.md").read_text()
+    (example,) = re.findall(r"```toml\n(# Old and new programs.*?)```", guide, re.S)
+    armhf, i386 = parse_scenarios(example, "scenarios/guide/old-new.toml", suite.catalogue(),
+                                  suite.machine_flavours(), load_userlands())
+    assert (armhf.title, list(armhf.machines), i386.title) == (
+        "armhf: Debian 12 next to Debian 13", ["armhf"], "i386: Debian 12 next to Debian 13")
+    perl = {s.variant: s.steps[2] for s in (armhf, i386)}
+    assert [(e.flavour, e.matcher.describe()) for e in perl["armhf"].expectations] == [
+        ("debian13-armhf", "in [2038-01-19T03:14:30Z, 2038-01-19T03:24:30Z]")]
+    assert [(e.flavour, e.matcher.describe()) for e in perl["i386"].expectations] == [
+        ("debian13-i386", "a number outside [2038-01-19T03:14:30Z, 2038-01-19T03:24:30Z]")]
