@@ -209,3 +209,9 @@ def test_the_guides_family_example_is_a_row_per_machine_with_its_own_expectation
         ("debian13-armhf", "in [2038-01-19T03:14:30Z, 2038-01-19T03:24:30Z]")]
     assert [(e.flavour, e.matcher.describe()) for e in perl["i386"].expectations] == [
         ("debian13-i386", "a number outside [2038-01-19T03:14:30Z, 2038-01-19T03:24:30Z]")]
+
+
+def test_an_error_in_a_step_after_one_the_row_leaves_out_names_the_files_step() -> None:
+    with pytest.raises(InputError) as caught:
+        parse(HEAD + ROWS + STEP + 'variants = ["new"]\n' + STEP.replace('"p"', '"q"') + 'flavours = ["time65"]\n')
+    assert str(caught.value).startswith(f"{FILE}: step[1].flavours[0]: unknown flavour 'time65'")

@@ -62,6 +62,7 @@ class Member:
 
     variant: str
     document: dict[str, object]
+    step_numbers: tuple[int, ...] = ()  # the file's index of each of its steps (a row may leave some out)
 
 
 def _name(raw: str, where: Where, what: str) -> str:
@@ -227,9 +228,10 @@ def expand(document: dict[str, object], where: Where) -> list[Member]:
         scope: dict[str, object] = {**values, **row, "variant": variant} if variant else {**values, **row}
         expanded = _substitute(plain, scope, where, budget)
         assert isinstance(expanded, dict)
+        numbered: list[tuple[int, object]] = []
         if isinstance(expanded.get("step"), list):
-            steps = row_steps(expanded["step"], variant, [n for n, _ in rows if n], where.at("step"),
-                              lambda raw: _expand_expect(raw, groups))
-            expanded["step"] = [_expand_step(step, groups) for step in steps]
-        members.append(Member(variant, expanded))
+            numbered = row_steps(expanded["step"], variant, [n for n, _ in rows if n], where.at("step"),
+                                 lambda raw: _expand_expect(raw, groups))
+            expanded["step"] = [_expand_step(step, groups) for _, step in numbered]
+        members.append(Member(variant, expanded, tuple(n for n, _ in numbered)))
     return members

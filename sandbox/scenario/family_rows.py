@@ -19,8 +19,10 @@ Both keys are gone from the steps the parser sees.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
+from sandbox.base.errors import InputError
 from sandbox.base.fields import Where, table, type_name
 
 ROWS_KEY = "variants"
@@ -71,18 +73,31 @@ def _own_expect(step: dict[str, object], variant: str, rows: list[str], where: W
 
 
 def row_steps(steps: list[object], variant: str, rows: list[str], where: Where,
-              expand: Expander) -> list[object]:
+              expand: Expander) -> list[tuple[int, object]]:
     """The steps of row `variant` ("" for a plain file) among `rows`, the
-    names of every row; `expand` turns flavour groups into flavours."""
-    kept: list[object] = []
+    names of every row, each with its index in the file; `expand` turns
+    flavour groups into flavours."""
+    kept: list[tuple[int, object]] = []
     for index, raw in enumerate(steps):
         if not isinstance(raw, dict):
-            kept.append(raw)  # the parser names it
+            kept.append((index, raw))  # the parser names it
             continue
         step = dict(raw)
         if ROWS_KEY in step and variant not in _rows_of(step.pop(ROWS_KEY), rows, where.item(index).at(ROWS_KEY)):
             continue
         if EXPECT_VARIANT in step:
             _own_expect(step, variant, rows, where.item(index).at(EXPECT_VARIANT), expand)
-        kept.append(step)
+        kept.append((index, step))
     return kept
+
+
+_STEP_KEY = re.compile(r"^step\[(\d+)\]")
+
+
+def in_file_terms(error: InputError, numbers: tuple[int, ...]) -> InputError:
+    """An error about a row's step named by the step's index in the file
+    (`numbers`: the file's index of each of the row's steps)."""
+    found = _STEP_KEY.match(error.key)
+    if not found or int(found.group(1)) >= len(numbers) or numbers[int(found.group(1))] == int(found.group(1)):
+        return error
+    return InputError(error.file, f"step[{numbers[int(found.group(1))]}]{error.key[found.end():]}", error.message)

@@ -29,6 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path, PurePath
 from types import MappingProxyType
 
+from sandbox.base.errors import InputError
 from sandbox.base.fields import Where, check_keys, names, require, string, strings, type_name
 from sandbox.base.paths import REPO
 from sandbox.base.trees import TREES, unknown as unknown_tree
@@ -37,6 +38,7 @@ from sandbox.scenario.catalogue import Catalogue
 from sandbox.scenario.disks import Disk, parse_disks
 from sandbox.scenario import guards
 from sandbox.scenario.family import expand
+from sandbox.scenario.family_rows import in_file_terms
 from sandbox.scenario.matchers import Number
 from sandbox.scenario.model import DEFAULT_TIMEOUT, KERNEL_FINDINGS, NtpSyncStep, Scenario, Step, TimeServer, WaitStep
 from sandbox.scenario.steps import StepContext, parse_steps, rtc_time
@@ -252,8 +254,13 @@ def parse_scenarios(
     (sandbox/scenario/family.py); InputError names file and key of any problem."""
     where = Where(file)
     document = _document(text, where)
-    return tuple(_scenario(member.document, file, member.variant, catalogue, machines, userlands)
-                 for member in expand(document, where))
+    scenarios = []
+    for member in expand(document, where):
+        try:
+            scenarios.append(_scenario(member.document, file, member.variant, catalogue, machines, userlands))
+        except InputError as error:  # a row that leaves steps out: the step as the file numbers it
+            raise in_file_terms(error, member.step_numbers) from None
+    return tuple(scenarios)
 
 
 def parse_scenario(
