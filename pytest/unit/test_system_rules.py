@@ -149,6 +149,20 @@ def test_unit_facts_join_states_errors_and_time32_by_cgroup():
     assert judge(by_unit["chrony.service"]).verdict == "broke"
 
 
+def test_pid_1s_line_naming_a_unit_is_that_units_not_init_scope():
+    """Debian 13 armhf: PID 1's boot-time "systemd-modules-load.service: Failed ..."
+    on the console once made init.scope broke."""
+    pids = {1: "init.scope", 112: "chrony.service"}
+    line = "systemd-modules-load.service: Failed with result 'exit-code'."
+    assert system_facts.line_unit(1, line, pids) == "systemd-modules-load.service"
+    assert system_facts.line_unit(1, "Caught <SEGV>, dumped core as pid 9.", pids) == "init.scope"
+    assert system_facts.line_unit(112, "chrony.service: Fatal error", pids) == "chrony.service"
+    observed = system_facts.Observed(0, 1, "", "", [{"processes": "1\tsystemd\t/init.scope\t3\t0\n"}],
+                                     kernel_log=f"[   10.397884] systemd[1]: {line}")
+    errors = system_facts.errors_by_unit(observed, system_facts.pid_units(observed.timeline))
+    assert list(errors) == ["systemd-modules-load.service"]
+
+
 def test_marks_every_hour_the_rollover_and_the_end():
     start, end = parse_time(phases.DEFAULT_START) + 30, parse_time(phases.DEFAULT_END)
     found = [phases.format_time(t) for t in phases.marks(start, end)]

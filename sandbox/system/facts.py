@@ -19,6 +19,10 @@ CONSOLE_WHO = re.compile(r"^\[\s*[\d.]+\] (?P<ident>[^\[: ]+)\[(?P<pid>\d+)\]: (
 """A process's own line on the kernel console ("systemd-journald[83]: Assertion ..."): what a
 crashing systemd daemon writes to /dev/kmsg when its journal is gone."""
 SYSLOG_WHO = re.compile(r"^\S+(?: +\S+){2} \S+ (?P<ident>[^\[: ]+)\[(?P<pid>\d+)\]: (?P<message>.*)$")
+MANAGER_PID = 1
+NAMED_UNIT = re.compile(r"^(?P<unit>[A-Za-z0-9:_.\\@-]+\.(?:service|timer|socket|scope|mount|path|target|slice)): ")
+"""PID 1 speaking of one of its units ("systemd[1]: chrony.service: Failed with result ..."): the
+journal files it under that unit (UNIT=); on the console and in syslog only these words say so."""
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ def errors_by_unit(observed: Observed, pids: Mapping[int, str]) -> dict[str, lis
         kind = error_kind(line)
         if match and kind and int(match["pid"]) in pids:
             text = f"{kind}: {match['ident']}[{match['pid']}]: {match['message']}"
-            unit = pids[int(match["pid"])]
+            unit = line_unit(int(match["pid"]), match["message"], pids)
             if text not in found.get(unit, []):
                 found.setdefault(unit, []).append(text)
     for line in observed.kernel_log.splitlines():
@@ -92,12 +96,19 @@ def errors_by_unit(observed: Observed, pids: Mapping[int, str]) -> dict[str, lis
         kind = error_kind(line) if match else ""
         if match and kind and int(match["pid"]) in pids:
             text = f"{kind}: {match['ident']}[{match['pid']}]: {match['message']}"
-            unit = pids[int(match["pid"])]
+            unit = line_unit(int(match["pid"]), match["message"], pids)
             if text not in found.get(unit, []):
                 found.setdefault(unit, []).append(text)
     for unit, lines in observed.extra_errors.items():
         found.setdefault(unit, []).extend(lines)
     return found
+
+
+def line_unit(pid: int, message: str, pids: Mapping[int, str]) -> str:
+    """The unit a process's line is about: PID 1's line naming a unit is that
+    unit's, any other line its process's (by cgroup)."""
+    named = NAMED_UNIT.match(message) if pid == MANAGER_PID else None
+    return named["unit"] if named else pids[pid]
 
 
 def missed_runs(times: Sequence[int], start: int, end: int) -> str:
