@@ -176,3 +176,14 @@ def test_table_fits_100_columns():
     table = lines.table(facts, [judge(f) for f in facts])
     assert all(len(line) <= lines.WIDTH for line in table)
     assert "broke" in table[2]
+
+
+def test_a_clock_moved_away_from_the_rtc_has_no_night():
+    """Debian 12 armhf with the RTC at 04:00 past the rollover and a kernel that
+    refused it: systemd advanced the clock to its build time, 2026-04-27T19:49:09Z;
+    a night from there to 2038 would never end."""
+    start, end = parse_time("2038-01-19T04:00:00Z"), parse_time("2038-01-19T06:00:00Z")
+    assert phases.clock_moved(start + 30, start, end) == ""
+    moved = phases.clock_moved(parse_time("2026-04-27T19:49:09Z"), start, end)
+    assert moved.startswith("the system's clock reads 2026-04-27T19:49:09Z once settled, not the RTC's 2038-01-19T04")
+    assert phases.clock_moved(start + 3600 * 5, start, end)  # past the end

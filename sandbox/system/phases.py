@@ -95,6 +95,29 @@ FINAL_LOOKS: tuple[Look, ...] = (
 )
 
 
+OUTCOMES = ("completed", "died", "hang", "no-init", "clock-moved", "agent-error")
+"""How a system's boot ends (sandbox/system/boot.py): its night run through, the
+guest dead (a kernel panic: PID 1 gone), no answer in time, our /init could not
+start the system's, the clock elsewhere than the RTC once settled, the agent
+misunderstood."""
+CLOCK_SLACK_SECONDS = 600
+"""Guest seconds the clock may be past the RTC's start once the system has
+settled (booting and settling take some minutes of guest time at most)."""
+RTC_PAST_2038 = "rtc_core.hctosys_beyond_2038=1"
+"""The series kernel's word (kernel-series/0001-rtc-class-...): a 32-bit kernel
+sets the clock from an RTC past 2038 (it refuses by default, as mainline does,
+and the clock starts in 1970)."""
+
+
+def clock_moved(clock: int, start: int, end: int) -> str:
+    """Why the night cannot run from this clock at the baseline, or "": the
+    system (or the kernel) put its clock elsewhere than the RTC's start."""
+    if start <= clock <= start + CLOCK_SLACK_SECONDS and clock < end:
+        return ""
+    return (f"the system's clock reads {format_time(clock)} once settled, not the RTC's "
+            f"{format_time(start)}: the kernel or the system moved it (see the clock: lines); no night run")
+
+
 def marks(start: int, end: int) -> tuple[int, ...]:
     """When the night is looked at: every whole hour after start, a minute
     after the rollover, and the end (seconds, ascending, each after start)."""

@@ -26,7 +26,7 @@ from sandbox.system.image import KERNEL_VARIANT, build_system_image
 from sandbox.system.journal import read_journal
 from sandbox.system.observe import journal_entries
 from sandbox.system.machine import SystemBoot, machine_for_arch
-from sandbox.system.phases import DEFAULT_END, DEFAULT_START
+from sandbox.system.phases import DEFAULT_END, DEFAULT_START, RTC_PAST_2038
 from sandbox.system.verdict import UnitFacts, UnitVerdict, judge
 
 
@@ -85,7 +85,7 @@ def rehearse_system(request: SystemRequest) -> SystemResult:
     target = prepare_target(machine, KERNEL_VARIANT)
     boot = SystemBoot(machine, target.kernel.boot_image, target.initramfs.path, image, "boot",
                       request.start.rstrip("Z"), request.evidence, warp=True,
-                      extra_args=("sysctl.kernel.time32_syscalls=log",))
+                      extra_args=("sysctl.kernel.time32_syscalls=log", RTC_PAST_2038))
     seen = system_boot.drive(boot, end, request.evidence)
     system_boot.write_evidence(seen, request.evidence)
     journal_json, journal = read_journal(request.evidence / "journal")
@@ -130,7 +130,8 @@ def observed_from(evidence: Path) -> Observed:
     again with today's rules, or in tests on captured runs)."""
     boot = json.loads((evidence / "boot.json").read_text())
     journal = journal_entries(_read(evidence / "journal.json"))
-    return Observed(parse_time(boot["start"]), parse_time(boot["end"]), _read(evidence / "units-before.txt"),
+    start, end = (parse_time(boot[k]) if boot.get(k) else 0 for k in ("start", "end"))  # "": no baseline
+    return Observed(start, end, _read(evidence / "units-before.txt"),
                     _read(evidence / "units-after.txt"), json.loads(_read(evidence / "timeline.json") or "[]"),
                     journal, _read(evidence / "syslog.txt"),
                     _read(evidence / "console.log") + "\n" + _read(evidence / "kernel.log"),
