@@ -76,7 +76,7 @@ build *args:
 build-all:
     exec {{sandbox}} build-all
 
-# Whole systems with their own init across the rollover, a verdict per unit: `just system debian12-armhf`.
+# Whole systems with their own init across the rollover, a verdict per unit: `just system debian12-armhf` (or a scenarios/system/ file).
 [group('use')]
 system *args:
     exec {{sandbox}} system "$@"

@@ -42,10 +42,13 @@ from sandbox.judge.judged import JudgedRun
 from sandbox.base.errors import SandboxError
 from sandbox.base.machines import machine
 from sandbox.scenario.model import Scenario
+from sandbox.system.scenario import SystemScenario, load_system_scenario
+from sandbox.system.scenario_run import run_system_scenario
 from sandbox.guest.target import Target, prepare_target
 from sandbox.base.trees import DEFAULT as DEFAULT_TREE, TREES, not_built_for, tree as tree_named
 from sandbox.base.variants import DEFAULT as DEFAULT_VARIANT
 
+SYSTEM_MARK = "system"
 RESULTS_KEY = pytest.StashKey[Path]()
 KTAP_KEY = pytest.StashKey[dict[str, "ktap.Document | None"]]()
 TARGETS_KEY = pytest.StashKey[dict[tuple[str, str], Target]]()
@@ -96,6 +99,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="run scenarios only on this machine (repeatable)")
     group.addoption("--tree", default=DEFAULT_TREE, choices=list(TREES),
                     help=f"the kernel source tree of the session's kernels (default {DEFAULT_TREE})")
+    group.addoption("--system", action="store_true",
+                    help="also run the whole-system scenarios (scenarios/system/, marker `system`: minutes "
+                         "each); without it they are collected, validated and deselected")
 
 
 def session_tree(config: pytest.Config) -> str:
@@ -130,6 +136,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # the gateway's chdir snippet still holds the main one): no handlers there.
     if threading.current_thread() is threading.main_thread():
         install_signal_handlers()
+    config.addinivalue_line("markers", f"{SYSTEM_MARK}: a whole system across the rollover (scenarios/system/); "
+                            "deselected unless --system is given")
     config.stash[TARGETS_KEY] = dict[tuple[str, str], Target]()
     config.stash[KTAP_KEY] = dict[str, "ktap.Document | None"]()
     if not config.option.xmlpath:
@@ -228,9 +236,23 @@ def pytest_report_header(config: pytest.Config) -> str:
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.suffix == ".toml" and paths.SYSTEM_SCENARIOS in file_path.parents:
+        return SystemScenarioFile.from_parent(parent, path=file_path)
     if file_path.suffix == ".toml" and paths.SCENARIOS in file_path.parents:
         return ScenarioFile.from_parent(parent, path=file_path)
     return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The whole-system scenarios (marker `system`, minutes each on two cores)
+    run only with --system: without it they are deselected, after their
+    collection has validated them."""
+    if config.getoption("system"):
+        return
+    chosen = [item for item in items if item.get_closest_marker(SYSTEM_MARK) is None]
+    if len(chosen) != len(items):
+        config.hook.pytest_deselected(items=[item for item in items if item not in chosen])
+        items[:] = chosen
 
 
 def machine_target(config: pytest.Config, name: str, variant: str = DEFAULT_VARIANT) -> Target:
@@ -328,3 +350,40 @@ class ScenarioItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"{self.scenario.name} on {self.machine}"
+
+
+class SystemScenarioFile(pytest.File):
+    """A whole-system scenario (scenarios/system/*.toml): validated when
+    collected, one test marked `system`."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        scenario = load_system_scenario(self.path)
+        item = SystemScenarioItem.from_parent(self, name=scenario.system, scenario=scenario)
+        item.add_marker(getattr(pytest.mark, SYSTEM_MARK))
+        yield item
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, SandboxError):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+
+class SystemScenarioItem(pytest.Item):
+    def __init__(self, *, scenario: SystemScenario, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.scenario = scenario
+
+    def runtest(self) -> None:
+        evidence = self.config.stash[RESULTS_KEY] / self.scenario.slug / self.scenario.system
+        run = run_system_scenario(self.scenario, evidence)
+        self.user_properties += [("outcome", run.result.outcome), ("evidence", str(evidence))]
+        if not run.passed:
+            raise ScenarioFailed("\n".join(run.lines() + [f"evidence: {evidence}"]))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, (ScenarioFailed, SandboxError)):
+            return str(excinfo.value)
+        return str(super().repr_failure(excinfo))
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"{self.scenario.name} ({self.scenario.system})"

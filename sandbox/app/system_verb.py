@@ -1,39 +1,96 @@
-"""`sandbox system IMAGE...` (`just system`): whole systems across the rollover,
-a unit table each (docs/system-rehearsal.md). Exit 0 when every system ran
-through its night, 1 when a unit broke, 3 when a boot did not get through
-(no init, a panic, a system that never settled), 2 for bad input."""
+"""`sandbox system IMAGE|FILE.toml...` (`just system`): whole systems across
+the rollover, a unit table each (docs/system-rehearsal.md); a system scenario
+file (scenarios/system/*.toml) runs its system with its own start and end and
+judges its expectations. Every scenario file is checked before anything
+boots. Exit 0 when every system ran through its night (and every scenario's
+expectations held), 1 when a unit of a plain image broke or an expectation
+failed, 3 when a boot did not get through (no init, a panic, a system that
+never settled), 2 for bad input."""
 from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
+from pathlib import Path
 
+from sandbox.app.caller import caller_path
+from sandbox.app.exit_codes import EXIT_FAILED, EXIT_INFRA, EXIT_PASSED
+from sandbox.base.errors import SandboxError
 from sandbox.base.paths import new_results_dir
 from sandbox.system.phases import DEFAULT_END, DEFAULT_START
-from sandbox.system.rehearse import SystemRequest, rehearse_system
-
+from sandbox.system.rehearse import SystemRequest, SystemResult, rehearse_system
+from sandbox.system.scenario import SystemScenario, load_system_scenario
+from sandbox.system.scenario_run import ScenarioRun, run_system_scenario
 
 def add_arguments(v: argparse.ArgumentParser) -> None:
     v.add_argument("images", nargs="+", metavar="IMAGE",
                    help="a system of rootfs/systems.toml (debian12-armhf, debian13-armhf, debian12-i386), "
-                        "or your own root filesystem (a directory)")
-    v.add_argument("--start", default=DEFAULT_START, metavar="TIME",
+                        "your own root filesystem, or a system scenario file (scenarios/system/*.toml)")
+    v.add_argument("--start", default=None, metavar="TIME",
                    help=f"the RTC at power-on (default {DEFAULT_START}; past the rollover: booted past it)")
-    v.add_argument("--end", default=DEFAULT_END, metavar="TIME",
+    v.add_argument("--end", default=None, metavar="TIME",
                    help=f"let the clock run under time warp until then (default {DEFAULT_END})")
 
 
-def cmd_system(args: argparse.Namespace) -> int:
-    folder = new_results_dir("system")
-    worst, used = 0, set[str]()
+@dataclass(frozen=True)
+class Job:
+    """One thing to rehearse: an image with the command line's span, or a scenario file."""
+
+    label: str
+    image: str = ""
+    scenario: SystemScenario | None = None
+
+
+def is_scenario_file(text: str) -> bool:
+    return text.endswith(".toml") and not Path(text).is_dir()
+
+
+def _jobs(args: argparse.Namespace) -> list[Job]:
+    """Every input, each scenario file read and checked before anything boots."""
+    jobs: list[Job] = []
+    used: set[str] = set()
     for image in args.images:
-        label = image.rstrip("/").rsplit("/", 1)[-1] or "root"
+        scenario = load_system_scenario(caller_path(image)) if is_scenario_file(image) else None
+        if scenario is not None and (args.start or args.end):
+            raise SandboxError(f"{scenario.file}: a system scenario has its own start and end; "
+                               "--start and --end are for images")
+        label = scenario.slug if scenario else image.rstrip("/").rsplit("/", 1)[-1] or "root"
         label = next(f"{label}-{n}" if n else label for n in range(len(used) + 1)
                      if (f"{label}-{n}" if n else label) not in used)  # two inputs named root: root, root-1
         used.add(label)
-        result = rehearse_system(SystemRequest(image, folder / label, args.start, args.end))
-        print("\n".join(result.table()))
-        print(f"evidence: {folder / label}")
+        jobs.append(Job(label, image, scenario))
+    return jobs
+
+
+def _result_code(result: SystemResult) -> int:
+    if result.outcome != "completed":
+        return EXIT_INFRA
+    return EXIT_FAILED if any(v.verdict == "broke" for v in result.verdicts) else EXIT_PASSED
+
+
+def _run_code(run: ScenarioRun) -> int:
+    """3 when the boot ended otherwise than the scenario says and not
+    through its night (died, hung...), else 1 when an expectation failed."""
+    if run.unexpected_outcome and run.result.outcome != "completed":
+        return EXIT_INFRA
+    return EXIT_PASSED if run.passed else EXIT_FAILED
+
+
+def cmd_system(args: argparse.Namespace) -> int:
+    jobs = _jobs(args)
+    folder = new_results_dir("system")
+    worst = EXIT_PASSED
+    for job in jobs:
+        if job.scenario is not None:
+            run = run_system_scenario(job.scenario, folder / job.label)
+            print("\n".join(run.result.table() + run.lines()))
+            code = _run_code(run)
+        else:
+            result = rehearse_system(SystemRequest(job.image, folder / job.label, args.start or DEFAULT_START,
+                                                   args.end or DEFAULT_END))
+            print("\n".join(result.table()))
+            code = _result_code(result)
+        print(f"evidence: {folder / job.label}")
         sys.stdout.flush()
-        code = 3 if result.outcome != "completed" else 1 if any(v.verdict == "broke" for v in result.verdicts) else 0
         worst = max(worst, code)
     return worst

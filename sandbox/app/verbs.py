@@ -329,9 +329,16 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    files = [caller_path(f) for f in args.scenarios] or suite.scenario_files()
+    """Probe scenarios, and whole systems' (scenarios/system/, sandbox/system/scenario.py)."""
+    from sandbox.system.scenario import is_system_scenario, load_system_scenario, system_scenario_files
+    given = [caller_path(f) for f in args.scenarios]
+    systems = [f for f in given if is_system_scenario(f)] if given else system_scenario_files()
+    files = [f for f in given if f not in systems] if given else suite.scenario_files()
     scenarios = suite.load_all(files)
-    say(f"{len(files)} scenario file(s) valid ({len(scenarios)} scenarios)")
+    for path in systems:
+        load_system_scenario(path)
+    of_systems = f", {len(systems)} of whole systems" if systems else ""
+    say(f"{len(files) + len(systems)} scenario file(s) valid ({len(scenarios) + len(systems)} scenarios{of_systems})")
     return EXIT_PASSED
 
 

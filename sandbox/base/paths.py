@@ -9,6 +9,7 @@ REPO = Path(__file__).resolve().parents[2]
 KERNEL_SERIES = REPO / "kernel-series"
 ROOTFS = REPO / "rootfs"
 SCENARIOS = REPO / "scenarios"
+SYSTEM_SCENARIOS = SCENARIOS / "system"  # whole systems (sandbox/system/scenario.py), not probe scenarios
 PACKAGES_LIST = REPO / ".ci" / "debian-packages.txt"
 
 

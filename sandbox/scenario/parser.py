@@ -163,7 +163,7 @@ def scenario_name(file: str) -> str:
     return "/".join(parts[last + 1:])
 
 
-def _document(text: str, where: Where) -> dict[str, object]:
+def toml_document(text: str, where: Where) -> dict[str, object]:
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -253,7 +253,7 @@ def parse_scenarios(
     """The scenarios a file's text describes: one, or one per [[variant]]
     (sandbox/scenario/family.py); InputError names file and key of any problem."""
     where = Where(file)
-    document = _document(text, where)
+    document = toml_document(text, where)
     scenarios = []
     for member in expand(document, where):
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from sandbox.base.machines import MACHINES
-from sandbox.base.paths import ROOTFS, SCENARIOS
+from sandbox.base.paths import ROOTFS, SCENARIOS, SYSTEM_SCENARIOS
 from sandbox.scenario.catalogue import Catalogue, load_catalogue
 from sandbox.scenario.model import Scenario
 from sandbox.base.fields import Where
@@ -23,7 +23,9 @@ def catalogue() -> Catalogue:
 
 
 def scenario_files(root: Path = SCENARIOS) -> list[Path]:
-    return sorted(root.rglob("*.toml"))
+    """The probe scenarios: every file under root but the whole systems'
+    (scenarios/system/, sandbox/system/scenario.py reads those)."""
+    return sorted(p for p in root.rglob("*.toml") if SYSTEM_SCENARIOS not in p.parents)
 
 
 def load(path: Path, probes: Catalogue | None = None, recording: bool = False) -> Scenario:
