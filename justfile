@@ -26,7 +26,7 @@ pytest := "env PYTHONPATH=" + quote(justfile_directory() + ":" + justfile_direct
 default:
     exec {{quote(just_executable())}} --justfile {{quote(justfile())}} --list --unsorted
 
-# Build what is missing, boot at 2038-01-19T03:13:50 and show the rollover: `just demo [--machine M] [--live]`.
+# Build what is missing, boot at 2038-01-19T03:13:50 and show the rollover: `just demo [--machine M] [--live]`, `just demo system`.
 [group('use')]
 demo *args:
     exec {{sandbox}} demo "$@"

@@ -224,3 +224,13 @@ def test_the_captured_evidence_is_a_run_of_the_scenario_span() -> None:
             continue
         for ours, theirs in ((scenario.start, boot["start"]), (scenario.end, boot["end"])):
             assert 0 <= parse_time(theirs) - parse_time(ours) <= 600, (path.name, ours, theirs)
+
+
+def test_the_system_demo_runs_two_captured_scenarios_and_refuses_other_options() -> None:
+    from sandbox.app.system_verb import DEMO_SYSTEM_SCENARIOS
+    names = [SYSTEM_SCENARIOS / name for name in DEMO_SYSTEM_SCENARIOS]
+    assert set(names) <= set(FILES) and all(captured(p).is_dir() for p in names)
+    assert [load_system_scenario(p).system for p in names] == ["debian12-armhf", "debian13-armhf"]
+    for extra in (["--live"], ["--machine", "armhf"]):
+        result = _sandbox("demo", "system", *extra)
+        assert result.returncode == 2 and "demo system: the systems are armhf's" in result.stderr, result.stderr

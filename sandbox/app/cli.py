@@ -92,7 +92,8 @@ def parser() -> argparse.ArgumentParser:
                        help=f"guests side by side, each on its own core (default {default_jobs()}: "
                             f"the cores, at most {MAX_DEFAULT_JOBS}; 1: one after the other)")
     d.set_defaults(machine=None)  # --machine, or the one positional name; x86_64 if neither
-    d.add_argument("where", nargs="?", metavar="MACHINE", help="the machine, as --machine (also machine=<name>)")
+    d.add_argument("where", nargs="?", metavar="MACHINE", help="the machine, as --machine (also machine=<name>); "
+                   "`system`: Debian 12 and Debian 13 armhf whole systems across the rollover, side by side")
     d.add_argument("--live", action="store_true",
                    help="watch the clock cross the rollover, every flavour once a second (scenarios/clock/live.toml)")
     b = with_machine(verb("bench", verbs.cmd_bench, "print build, boot and demo timings"))

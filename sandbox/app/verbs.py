@@ -48,6 +48,7 @@ from sandbox.scenario.userlands import load_userlands
 if TYPE_CHECKING:  # the runtime audit's modules are imported only when it runs
     from sandbox.audit.runtime.audit import RuntimeAudit
 
+DEMO_SYSTEM = "system"  # `just demo system`: sandbox/app/system_verb.py demo_system
 DEMO_SCENARIOS = (  # one per subject: the whole matrix, before and after the rollover
     "clock/rollover.toml",
     "timers/armed-before-due-after.toml",
@@ -174,6 +175,11 @@ def own_kernel_of(args: argparse.Namespace) -> OwnKernel | None:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    if args.where == DEMO_SYSTEM:  # `just demo system`: whole systems, Debian 12 and 13 armhf side by side
+        if args.live or args.machine:
+            raise SandboxError("demo system: the systems are armhf's; --live and --machine are for the probes' demo")
+        from sandbox.app.system_verb import demo_system
+        return demo_system()
     if args.where:  # `just demo armhf` as `just demo --machine armhf`; `just demo --live i386`
         where = args.where.removeprefix("machine=")
         if where not in MACHINES:
