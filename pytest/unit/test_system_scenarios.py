@@ -234,3 +234,10 @@ def test_the_system_demo_runs_two_captured_scenarios_and_refuses_other_options()
     for extra in (["--live"], ["--machine", "armhf"]):
         result = _sandbox("demo", "system", *extra)
         assert result.returncode == 2 and "demo system: the systems are armhf's" in result.stderr, result.stderr
+
+
+def test_the_docs_example_is_a_valid_system_scenario() -> None:
+    text = (REPO / "docs" / "system-rehearsal.md").read_text()
+    example = text.split("## System scenarios", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    scenario = parse_system_scenario(example, "docs/system-rehearsal.md", "system/example", SYSTEMS)
+    assert scenario.system == "debian12-armhf" and len(scenario.units) == 2 and scenario.timers
