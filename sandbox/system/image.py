@@ -138,7 +138,7 @@ def _build(spec: SystemSpec, systems: Systems, debs: list[Path], packages: list[
         target = prepare_target(machine, KERNEL_VARIANT)
         timings["kernel"] = time.monotonic() - start
         start = time.monotonic()
-        boot = SystemBoot(machine, target.kernel.boot_image, target.initramfs.path, staged / "unconfigured.ext4",
+        boot = SystemBoot(target, staged / "unconfigured.ext4",
                           "configure", datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S"),
                           tmp / "configure")
         log = configure(boot, tree.POLICY_RC_D, tmp / "upper.tar.gz")

@@ -9,6 +9,7 @@ from pathlib import Path
 from sandbox.base.errors import SandboxError
 from sandbox.base.machines import Machine, machine
 from sandbox.guest.qemu import BootRequest, memory_regions
+from sandbox.guest.target import Target
 
 MODES = ("configure", "boot")
 MACHINE_OF_ARCH = {"armhf": "armhf", "i386": "i386", "amd64": "x86_64"}
@@ -31,9 +32,7 @@ def machine_for_arch(arch: str, what: str) -> Machine:
 
 @dataclass(frozen=True)
 class SystemBoot:
-    machine: Machine
-    kernel: Path
-    initramfs: Path
+    target: Target  # the machine, its system kernel and initramfs, the accelerator chosen for it
     image: Path  # the system's ext4 image, never written (an overlay with a tmpfs above)
     mode: str  # MODES
     rtc: str
@@ -41,10 +40,13 @@ class SystemBoot:
     warp: bool = False
     extra_args: tuple[str, ...] = ()
 
+    @property
+    def machine(self) -> Machine:
+        return self.target.machine
+
     def request(self) -> BootRequest:
         region = memory_regions(self.machine, SYSTEM_MEMORY_MIB, (self.image,))[0]
         append = (f"y2038.system={self.mode}", f"y2038.sysdisk=system,{region.start_mib}Mi,{region.size_mib}Mi",
                   *(SYSTEMD_ARGS if self.mode == "boot" else ()), *self.extra_args)
-        return BootRequest(self.machine, self.kernel, self.initramfs, self.rtc, "tcg", self.evidence,
-                           append=append, memory_mib=SYSTEM_MEMORY_MIB, warp=self.warp,
-                           memory_disks=(self.image,))
+        return self.target.boot(self.rtc, self.evidence, append=append, memory_mib=SYSTEM_MEMORY_MIB,
+                                warp=self.warp, memory_disks=(self.image,))

@@ -83,7 +83,7 @@ def rehearse_system(request: SystemRequest) -> SystemResult:
     machine = machine_for_arch(arch, name)
     before = inputs.checksum(watched)
     target = prepare_target(machine, KERNEL_VARIANT)
-    boot = SystemBoot(machine, target.kernel.boot_image, target.initramfs.path, image, "boot",
+    boot = SystemBoot(target, image, "boot",
                       request.start.rstrip("Z"), request.evidence, warp=True,
                       extra_args=("sysctl.kernel.time32_syscalls=log", RTC_PAST_2038))
     seen = system_boot.drive(boot, end, request.evidence)
