@@ -163,8 +163,11 @@ def parser() -> argparse.ArgumentParser:
     rh.add_argument("inputs", nargs="+", metavar="INPUT",
                     help="an ELF file, a directory tree, a .deb, a firmware image (tar, cpio, ext2/3/4, "
                          "squashfs), <userland>:<package> or <userland>:")
-    system_verb.add_arguments(verb("system", system_verb.cmd_system, "rehearse whole systems with their own "
-                                   "init across the rollover: a verdict per unit (docs/system-rehearsal.md)"))
+    sy = verb("system", system_verb.cmd_system, "rehearse whole systems with their own "
+              "init across the rollover: a verdict per unit (docs/system-rehearsal.md)")
+    system_verb.add_arguments(sy)
+    with_own_kernel(sy)
+    sy.set_defaults(machine=None)  # --kernel-tree: the machine of the tree's .config
     mu = verb("mutants", verbs.cmd_mutants, "build each regression mutant kernel and run the scenarios "
               "that must catch it (kernel-series/regressions/)")
     mu.add_argument("--no-control", dest="control", action="store_false",

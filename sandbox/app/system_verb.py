@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.app.caller import caller_path
+from sandbox.app.verbs import own_kernel_of
 from sandbox.app.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_INFRA, EXIT_PASSED
 from sandbox.base.errors import SandboxError
 from sandbox.base.paths import SYSTEM_SCENARIOS, new_results_dir
@@ -87,16 +88,17 @@ def _run_code(run: ScenarioRun) -> int:
 
 def cmd_system(args: argparse.Namespace) -> int:
     jobs = _jobs(args)
+    own = own_kernel_of(args)
     folder = new_results_dir("system")
     worst = EXIT_PASSED
     for job in jobs:
         if job.scenario is not None:
-            run = run_system_scenario(job.scenario, folder / job.label)
+            run = run_system_scenario(job.scenario, folder / job.label, own)
             print("\n".join(run.result.table() + run.lines()))
             code = _run_code(run)
         else:
             result = rehearse_system(SystemRequest(job.image, folder / job.label, args.start or DEFAULT_START,
-                                                   args.end or DEFAULT_END))
+                                                   args.end or DEFAULT_END, own))
             print("\n".join(result.table()))
             code = _result_code(result)
         print(f"evidence: {folder / job.label}")

@@ -17,7 +17,11 @@ from pathlib import Path
 
 from sandbox.base.errors import SandboxError
 from sandbox.base.timefmt import parse_time
-from sandbox.guest.target import prepare_target
+from sandbox.base import paths
+from sandbox.build import kconfig
+from sandbox.base.machines import Machine
+from sandbox.build.own_kernel import OwnKernel
+from sandbox.guest.target import Target, prepare_target, target_with
 from sandbox.system import boot as system_boot
 from sandbox.system import inputs, lines, observe
 from sandbox.system.catalogue import load_systems
@@ -36,6 +40,7 @@ class SystemRequest:
     evidence: Path
     start: str = DEFAULT_START
     end: str = DEFAULT_END
+    own: OwnKernel | None = None  # the user's kernel (--kernel/--kernel-tree), else the machine's system kernel
 
 
 @dataclass
@@ -74,6 +79,33 @@ def _image(request: SystemRequest) -> tuple[str, Path, str, Path]:
     return source.name, inputs.image_of(tree, request.evidence / "system.ext4"), tree.arch, source
 
 
+SYSTEM_FRAGMENTS = ("system.config", "memory-disks.config")
+"""What a whole system needs of a kernel beyond our initramfs's own needs
+(own_kernel.check_config): systemd's (cgroups, inotify, autofs, namespaces,
+overlayfs...) and the memory disk the system's image rides on."""
+
+
+def system_needs(folder: Path = paths.KERNEL_SERIES / "config") -> list[str]:
+    """Every option the system fragments set to y."""
+    return [option for name in SYSTEM_FRAGMENTS
+            for option, value in kconfig.options((folder / name).read_text(), name).items() if value == "y"]
+
+
+def system_target(machine: Machine, own: OwnKernel | None, name: str) -> Target:
+    """The machine's system kernel, or the user's when it is for this machine
+    and has what a system needs (one line naming what it lacks otherwise)."""
+    if own is None:
+        return prepare_target(machine, KERNEL_VARIANT)
+    if own.machine != machine.name:
+        raise SandboxError(f"{name}: an {machine.name} system; the kernel {own.image} is for {own.machine}")
+    options = own.options()
+    missing = [option for option in system_needs() if options.get(option, "n") != "y"]
+    if missing:
+        raise SandboxError(f"{own.config}: a kernel without {', '.join(missing)}: a whole system with systemd "
+                           f"cannot boot on it (kernel-series/config/{' and '.join(SYSTEM_FRAGMENTS)} say why)")
+    return target_with(machine, own.artifact(), None)
+
+
 def rehearse_system(request: SystemRequest) -> SystemResult:
     start, end = parse_time(request.start), parse_time(request.end)
     if end <= start:
@@ -82,7 +114,7 @@ def rehearse_system(request: SystemRequest) -> SystemResult:
     name, image, arch, watched = _image(request)
     machine = machine_for_arch(arch, name)
     before = inputs.checksum(watched)
-    target = prepare_target(machine, KERNEL_VARIANT)
+    target = system_target(machine, request.own, name)
     boot = SystemBoot(target, image, "boot",
                       request.start.rstrip("Z"), request.evidence, warp=True,
                       extra_args=("sysctl.kernel.time32_syscalls=log", RTC_PAST_2038))

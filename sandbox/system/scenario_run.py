@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox.build.own_kernel import OwnKernel
 from sandbox.system.expect import Check, evaluate, outcome_check
 from sandbox.system.facts import unit_facts
 from sandbox.system.rehearse import SystemRequest, SystemResult, observed_from, rehearse_system
@@ -57,8 +58,8 @@ def judge_evidence(scenario: SystemScenario, evidence: Path) -> tuple[Check, ...
             *evaluate(scenario, verdicts, observed))
 
 
-def run_system_scenario(scenario: SystemScenario, evidence: Path) -> ScenarioRun:
-    result = rehearse_system(SystemRequest(scenario.system, evidence, scenario.start, scenario.end))
+def run_system_scenario(scenario: SystemScenario, evidence: Path, own: OwnKernel | None = None) -> ScenarioRun:
+    result = rehearse_system(SystemRequest(scenario.system, evidence, scenario.start, scenario.end, own))
     checks = judge_evidence(scenario, evidence) if (evidence / "boot.json").is_file() else ()
     run = ScenarioRun(scenario, result, checks)
     (evidence / CHECKS_TEXT).write_text("\n".join([run.summary(), *(c.line() for c in checks)]) + "\n")
