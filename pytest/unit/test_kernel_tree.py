@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.app import cli, verbs
+from sandbox.app import cli, kernel_args
 from sandbox.base.errors import SandboxError
 from sandbox.base.machines import MACHINES, Machine
 from sandbox.build import kernel_tree
@@ -174,8 +174,9 @@ def test_a_failed_build_is_one_line_naming_the_tree_and_the_log(tmp_path: Path,
 @pytest.mark.parametrize("verb,extra,machine", [("run", ["--machine", "i386", "a.toml"], "i386"),
                                                 ("rehearse", ["--machine", "armhf", "x"], "armhf"),
                                                 ("rehearse", ["--kernel-machine", "armhf", "x"], "armhf"),
-                                                ("rehearse", ["x"], None)])
-def test_both_verbs_take_kernel_tree(verb: str, extra: list[str], machine: str | None,
+                                                ("rehearse", ["x"], None),
+                                                ("system", ["debian12-armhf"], None)])
+def test_every_booting_verb_takes_kernel_tree(verb: str, extra: list[str], machine: str | None,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[tuple[Path, str | None]] = []
 
@@ -183,15 +184,15 @@ def test_both_verbs_take_kernel_tree(verb: str, extra: list[str], machine: str |
         built.append((tree, m and m.name))
         return "own"
 
-    monkeypatch.setattr(verbs, "build_tree", build_tree)
+    monkeypatch.setattr(kernel_args, "build_tree", build_tree)
     args = cli.parser().parse_args([verb, "--kernel-tree", "/src/linux", *extra])
-    assert verbs.own_kernel_of(args) == "own" and built == [(Path("/src/linux"), machine)]
+    assert kernel_args.own_kernel_of(args) == "own" and built == [(Path("/src/linux"), machine)]
 
 
 def test_kernel_tree_or_an_image_not_both() -> None:
     args = cli.parser().parse_args(["run", "--kernel-tree", "/src/linux", "--kernel", "bzImage", "a.toml"])
     with pytest.raises(SandboxError, match="--kernel-tree PATH replaces --kernel IMAGE"):
-        verbs.own_kernel_of(args)
+        kernel_args.own_kernel_of(args)
 
 
 def test_the_kernel_is_named_with_its_tree(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.app.caller import caller_path
-from sandbox.app.verbs import own_kernel_of
+from sandbox.app.kernel_args import own_kernel_of
 from sandbox.app.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_INFRA, EXIT_PASSED
 from sandbox.base.errors import SandboxError
 from sandbox.base.paths import SYSTEM_SCENARIOS, new_results_dir

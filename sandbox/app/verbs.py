@@ -16,6 +16,7 @@ from sandbox.app.caller import caller_input, caller_path
 from sandbox.app.exit_codes import EXIT_ERROR, EXIT_FAILED, EXIT_INFRA, EXIT_PASSED, exit_code
 from sandbox.app.facts import write_session
 from sandbox.app.jobs import run_and_judge
+from sandbox.app.kernel_args import own_kernel_of
 from sandbox.app.runs import run_files, write_page
 from sandbox.audit import lines as audit_lines
 from sandbox.audit.baseline import compare, load_baseline
@@ -33,8 +34,6 @@ from sandbox.base.trees import DEFAULT as DEFAULT_TREE, not_built_for
 from sandbox.build import deps, series_check
 from sandbox.build.initramfs import build_initramfs
 from sandbox.build.kernel import KernelRequest, build_kernel
-from sandbox.build.kernel_tree import build_tree
-from sandbox.build.own_kernel import OwnKernel, own_kernel
 from sandbox.build.userland import build_userland
 from sandbox.guest.target import prepare_target
 from sandbox.report import html as html_report
@@ -158,20 +157,6 @@ def _warp(args: argparse.Namespace) -> bool | None:
 def cmd_run(args: argparse.Namespace) -> int:
     files = [caller_path(f) for f in args.scenarios]  # at least one: `sandbox run` alone is a usage error
     return run_files(files, args.machine, "run", _warp(args), own_kernel_of(args), args.jobs, args.tree)
-
-
-def own_kernel_of(args: argparse.Namespace) -> OwnKernel | None:
-    """--kernel IMAGE --kernel-config CONFIG, or --kernel-tree PATH built for
-    the machine (--machine; rehearse: None, the machine of the tree's .config), checked
-    (sandbox/build/own_kernel.py, sandbox/build/kernel_tree.py), or None."""
-    if args.kernel_tree and (args.kernel or args.kernel_config):
-        raise SandboxError("--kernel-tree PATH replaces --kernel IMAGE --kernel-config CONFIG: give one or the other")
-    if args.kernel_tree:
-        wanted = args.machine  # rehearse: None unless given, the tree's .config decides
-        return build_tree(caller_path(args.kernel_tree), machine(wanted) if wanted else None)
-    if bool(args.kernel) != bool(args.kernel_config):
-        raise SandboxError("--kernel IMAGE and --kernel-config CONFIG go together")
-    return own_kernel(caller_path(args.kernel), caller_path(args.kernel_config)) if args.kernel else None
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
