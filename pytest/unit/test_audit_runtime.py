@@ -365,6 +365,21 @@ def test_the_overlay_holds_a_root_whole_with_its_mount_points(tmp_path: Path) ->
     assert listing.count("userlands/rootfs-x/tmp") == 1
 
 
+def test_two_roots_share_the_overlays_folders(tmp_path: Path) -> None:
+    """Two firmware images in one run: each tree brings its parent folders
+    (userlands), written once."""
+    trees = []
+    for name in ("a", "b"):
+        tree = tmp_path / name
+        (tree / "bin").mkdir(parents=True)
+        (tree / "bin" / "sh").write_bytes(name.encode())
+        trees.append((f"userlands/rootfs-{name}", tree))
+    out = overlay_archive((), tmp_path / "o.cpio", tuple(trees))
+    listing = subprocess.run(["cpio", "-it"], stdin=out.open("rb"), capture_output=True, text=True).stdout.split()
+    assert listing.count("userlands") == 1
+    assert "userlands/rootfs-a/bin/sh" in listing and "userlands/rootfs-b/bin/sh" in listing
+
+
 def test_moments_from_the_command_line() -> None:
     assert parse_moments([]) == DEFAULT_MOMENTS
     assert parse_moments(["a=2038-01-19T03:00:00Z", "b=2040-01-01T00:00:00Z"]) == (

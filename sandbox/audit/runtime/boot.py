@@ -60,7 +60,7 @@ def overlay_archive(overlay: tuple[tuple[str, Path], ...], out: Path,
                     trees: tuple[tuple[str, Path], ...] = ()) -> Path:
     """The user's root filesystems whole (with /proc, /dev and /tmp to mount
     on), then the single files, then the shim."""
-    entries = [e for prefix, tree in trees for e in tree_entries(tree, prefix)]
+    entries = _folders_once([e for prefix, tree in trees for e in tree_entries(tree, prefix)])
     entries += [cpio.Entry.directory(f"{prefix}/{name}") for prefix, _ in trees for name in MOUNT_POINTS
                 if not (_tree_has(trees, prefix, name))]
     entries += [cpio.Entry.file(member, path.read_bytes(), stat.S_IMODE(path.stat().st_mode) | 0o555)
@@ -68,6 +68,19 @@ def overlay_archive(overlay: tuple[tuple[str, Path], ...], out: Path,
     with out.open("wb") as stream:
         cpio.write_newc(cpio.with_parents(entries), stream)
     return out
+
+
+def _folders_once(entries: list[cpio.Entry]) -> list[cpio.Entry]:
+    """Every tree brings its parent folders (userlands/): each written once."""
+    folders: set[str] = set()
+    kept = []
+    for entry in entries:
+        if stat.S_ISDIR(entry.mode):
+            if entry.name in folders:
+                continue
+            folders.add(entry.name)
+        kept.append(entry)
+    return kept
 
 
 def _tree_has(trees: tuple[tuple[str, Path], ...], prefix: str, name: str) -> bool:
