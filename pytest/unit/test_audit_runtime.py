@@ -24,10 +24,11 @@ from sandbox.audit.record import BinaryAudit, Origin
 from sandbox.audit.runtime.audit import (RuntimeAudit, item_of, refuses_time32, runnable, runtime_record, tree_name,
                                    _runs_of)
 from sandbox.audit.runtime.boot import Ran, overlay_archive
-from sandbox.audit.runtime.facts import (Refusal, Time32Call, Time32Truncation, clock_readings, refusals, shape,
-                                         time32_calls, time32_truncations)
+from sandbox.audit.runtime.facts import (ProcessCount, Refusal, Time32Call, Time32Truncation, clock_readings,
+                                         process_counts, refusals, shape, time32_calls, time32_truncations)
 from sandbox.audit.runtime.plan import (CLOCK, COLLECT, DEFAULT_MOMENTS, RUN, SETUP, Moment, Subject, plan,
-                                        run_shell)
+                                        run_shell, split_collected)
+from sandbox.audit.verdict import TIME64
 from sandbox.audit.runtime.verdict import (BROKE, CALLS_TIME32, NOT_EXERCISED, SAFE, Runs, RunFacts,
                                            runtime_verdict)
 from sandbox.build.kconfig import options
@@ -51,8 +52,9 @@ def record(name: str = "usr/bin/sqlite3", verdict: str = "time32", kind: str = "
 
 
 def run(label: str, exit_code: int = 0, stdout: str = "", stderr: str = "", *,
-        time32: tuple[Time32Call, ...] = (), refused: tuple[Refusal, ...] = ()) -> RunFacts:
-    return RunFacts(label, "2038-01-19T03:10:00Z", exit_code, stdout, stderr, 0.1, time32, refused)
+        time32: tuple[Time32Call, ...] = (), refused: tuple[Refusal, ...] = (),
+        counted: tuple[ProcessCount, ...] = ()) -> RunFacts:
+    return RunFacts(label, "2038-01-19T03:10:00Z", exit_code, stdout, stderr, 0.1, time32, refused, (), counted)
 
 
 # -- the captured run ------------------------------------------------------------------
@@ -63,9 +65,10 @@ SUBJECTS = [
 
 
 def captured() -> list[Ran]:
-    """The captured transcript, each line paired with the command the plan makes."""
+    """The captured transcript, each line paired with the command the plan makes
+    (captured before the runs were counted by /tools/time32count)."""
     lines = [json.loads(line) for line in CAPTURED.read_text().splitlines()]
-    commands = plan(SUBJECTS, DEFAULT_MOMENTS, 30)
+    commands = plan(SUBJECTS, DEFAULT_MOMENTS, 30, count=False)
     assert [c.shell for c in commands] == [line["shell"] for line in lines]
     return [Ran(c, line["exit"], line["stdout"], line["stderr"], line["seconds"]) for c, line in zip(commands, lines)]
 
@@ -544,3 +547,35 @@ def test_scenarios_a_kernel_cannot_serve_are_named_with_their_reason() -> None:
     assert skip_reason(by_name["ipc/after-rollover"], plain, False) is None
     assert skip_reason(by_name["ipc/after-rollover"], {**plain, "CONFIG_SYSVIPC": "n"}, False) == \
         "the kernel's config lacks CONFIG_SYSVIPC"
+
+
+# -- the lossless channel: /tools/time32count ------------------------------------------
+def test_each_run_is_counted_on_the_series_kernel_and_its_counts_collected() -> None:
+    counted = plan(SUBJECTS, DEFAULT_MOMENTS, 30)
+    runs = [c for c in counted if c.kind == RUN]
+    assert all(c.shell.startswith(f"/tools/time32count /tmp/.y2038-counts-{c.subject}-{c.moment} /tools/inroot ")
+               for c in runs)
+    assert all("==y2038-counts==" in c.shell for c in counted if c.kind == COLLECT)
+    uncounted = plan(SUBJECTS, DEFAULT_MOMENTS, 30, log=False)  # no series: no counts to read
+    assert not any("time32count" in c.shell or "==y2038-counts==" in c.shell for c in uncounted)
+    collected = ("[ 1.0] time32: forks[70] called clock_gettime32 (allowed)\n==y2038-refusals==\n"
+                 "70 forks time\n==y2038-counts==\ntime32count 70 1 0 forks\ntime32count 71 2 3 a b\n"
+                 "not a count line\n")
+    kernel, shim, counts = split_collected(collected)
+    assert kernel.startswith("[ 1.0] time32: forks[70]") and shim == "70 forks time\n"
+    assert process_counts(counts) == (ProcessCount("forks", 70, 1, 0), ProcessCount("a b", 71, 2, 3))
+    assert split_collected("dmesg\n==y2038-refusals==\nshim\n") == ("dmesg\n", "shim\n", "")
+
+
+def test_counted_calls_and_truncations_judge_when_the_kernel_log_lost_them() -> None:
+    quiet = run("before", counted=(ProcessCount("d", 5, 0, 0),))
+    calls = run("after", counted=(ProcessCount("d", 6, 3, 0), ProcessCount("d", 7, 1, 0)))
+    assert runtime_verdict(Runs(TIME64, (quiet, calls), 30)) == (CALLS_TIME32, "time32: 4 counted in 2 process(es)")
+    named = run("after", time32=(Time32Call("d", 6, "futex_time32"),), counted=(ProcessCount("d", 6, 3, 0),))
+    assert runtime_verdict(Runs(TIME64, (quiet, named), 30)) == (
+        CALLS_TIME32, "time32: futex_time32; 3 counted in 1 process(es)")
+    truncated = run("after", counted=(ProcessCount("d", 8, 2, 1),))
+    assert runtime_verdict(Runs(TIME64, (quiet, truncated), 30)) == (
+        BROKE, "kernel counted truncations (no site: its report was not logged): after: d[8] x1")
+    unknown = run("after", counted=(ProcessCount("d", 9, -1, -1),))  # a kernel without the counts
+    assert runtime_verdict(Runs(TIME64, (quiet, unknown), 30))[0] == SAFE

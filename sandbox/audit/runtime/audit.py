@@ -27,7 +27,7 @@ from sandbox.audit.inputs import USERLAND_INPUT, Candidate, expand
 from sandbox.audit.record import BinaryAudit, Rejected
 from sandbox.build.own_kernel import OwnKernel
 from sandbox.audit.runtime.boot import BootPlan, GuestFailed, Ran, boot_and_run
-from sandbox.audit.runtime.facts import refusals, time32_calls, time32_truncations
+from sandbox.audit.runtime.facts import process_counts, refusals, time32_calls, time32_truncations
 from sandbox.audit.runtime.plan import (COLLECT, DEFAULT_MOMENTS, FILES_GUEST_DIR, RUN, SHIM_GUEST_PATH, Moment,
                                         Subject, plan, split_collected)
 from sandbox.audit.runtime.verdict import (RUNTIME_VERDICTS, NOT_EXERCISED, Runs, RunFacts, refusals_unseen,
@@ -135,10 +135,11 @@ def _runs_of(subject: Subject, ran: list[Ran], moments: tuple[Moment, ...]) -> t
     for index, r in enumerate(ran):
         if r.command.kind == RUN and r.command.subject == subject.key:
             collected = ran[index + 1] if index + 1 < len(ran) and ran[index + 1].command.kind == COLLECT else None
-            kernel, shim = split_collected(collected.stdout) if collected else ("", "")
+            kernel, shim, counts = split_collected(collected.stdout) if collected else ("", "", "")
             moment = moments[r.command.moment]
             runs.append(RunFacts(moment.label, moment.at, r.exit_code, r.stdout, r.stderr, r.seconds,
-                                 time32_calls(kernel), refusals(shim), time32_truncations(kernel)))
+                                 time32_calls(kernel), refusals(shim), time32_truncations(kernel),
+                                 process_counts(counts)))
     return tuple(runs)
 
 

@@ -14,6 +14,11 @@
                                that the kernel handed the process a time that
                                does not fit in 32 bits ("passed -5 in
                                get_old_timespec32": took a negative one)
+    process_counts(lines)      /tools/time32count's lines ("time32count 212 3 1
+                               date"): per process, as it exited, the
+                               kernel's counts of its time32 calls and
+                               truncations (/proc/<pid>/status), none lost
+                               to the ratelimit; -1 on a kernel without them
     refusals(shim_log)         the preloaded shim's lines (rootfs/shim/):
                                "<pid> <program> <function>", a glibc call that
                                failed with EOVERFLOW
@@ -43,6 +48,7 @@ tgid and executable (older series: tgid in truncation lines only, no exe)."""
 TIME32_LINE = re.compile(WHO + r"called (?P<call>\w+) \((?:allowed|denied|trapped)\)")
 TRUNCATION_LINE = re.compile(WHO + r"(?:truncated (?P<value>-?\d+) to (?P<got>-?\d+)|passed (?P<negative>-?\d+)) "
                              r"in (?P<site>\w+) \(syscall (?P<syscall>-?\d+)\)")
+COUNT_LINE = re.compile(r"time32count (?P<pid>\d+) (?P<calls>-?\d+) (?P<truncations>-?\d+) (?P<comm>.{1,64})")
 REFUSAL_LINE = re.compile(r"(?P<pid>\d+) (?P<comm>.{1,16}) (?P<function>\w+)")
 # A number with or without its fraction: Python's datetime prints
 # "03:10:01" when the microseconds are 0 and "03:14:30.470000" otherwise.
@@ -83,6 +89,19 @@ class Time32Truncation:
 
 
 @dataclass(frozen=True)
+class ProcessCount:
+    """What the kernel counted for one process (its last image) as it exited."""
+
+    comm: str
+    pid: int
+    calls: int  # time32 system calls; -1: the kernel has no count
+    truncations: int  # times truncated to 32 bits, or negative 32-bit times passed; -1: no count
+
+    def describe(self) -> str:
+        return f"{self.comm}[{self.pid}] {self.calls} call(s) {self.truncations} truncation(s)"
+
+
+@dataclass(frozen=True)
 class Refusal:
     comm: str
     pid: int
@@ -109,6 +128,11 @@ def time32_truncations(kernel_log: str) -> tuple[Time32Truncation, ...]:
                 int(match["negative"] if negative else match["value"]),
                 None if negative else int(match["got"]), int(match["syscall"]), match["exe"] or ""))
     return tuple(found)
+
+
+def process_counts(lines: str) -> tuple[ProcessCount, ...]:
+    return tuple(ProcessCount(m["comm"], int(m["pid"]), int(m["calls"]), int(m["truncations"]))
+                 for line in lines.splitlines() if (m := COUNT_LINE.fullmatch(line.strip())))
 
 
 def refusals(shim_log: str) -> tuple[Refusal, ...]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from sandbox.audit.runtime.facts import Refusal, Time32Call, Time32Truncation, clock_readings, shape
+from sandbox.audit.runtime.facts import ProcessCount, Refusal, Time32Call, Time32Truncation, clock_readings, shape
 from sandbox.audit.verdict import MIXED, NEEDS_RUNTIME, TIME32, first_rule
 from sandbox.base.timefmt import format_time, parse_time
 
@@ -37,6 +37,7 @@ class RunFacts:
     time32: tuple[Time32Call, ...] = ()
     refusals: tuple[Refusal, ...] = ()
     truncations: tuple[Time32Truncation, ...] = ()  # series v2 kernels only
+    counted: tuple[ProcessCount, ...] = ()  # /tools/time32count: per process, none lost (series kernels)
 
     @property
     def timed_out(self) -> bool:
@@ -47,7 +48,8 @@ class RunFacts:
                 "timed_out": self.timed_out, "stdout": self.stdout, "stderr": self.stderr,
                 "time32": [f"{c.comm}[{c.pid}] {c.call}" for c in self.time32],
                 "refusals": [f"{r.comm}[{r.pid}] {r.function}" for r in self.refusals],
-                "truncations": [t.describe() for t in self.truncations]}
+                "truncations": [t.describe() for t in self.truncations],
+                "counted": [c.describe() for c in self.counted]}
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,25 @@ class Runs:
     def time32_calls(self) -> list[str]:
         return _distinct(c.call for run in self.runs for c in run.time32)
 
+    def counted_calls(self) -> tuple[int, int]:
+        """The time32 calls the kernel counted, every process of every run,
+        and in how many processes."""
+        made = [c.calls for run in self.runs for c in run.counted if c.calls > 0]
+        return sum(made), len(made)
+
+    def counted_truncations(self) -> list[str]:
+        """Processes the kernel counted truncations for: a break even when its
+        site's report was lost to the kernel log's ratelimit."""
+        return [f"{run.label}: {c.comm}[{c.pid}] x{c.truncations}"
+                for run in self.runs for c in run.counted if c.truncations > 0]
+
+    def calls_seen(self) -> str:
+        """The time32 calls named in the kernel log, and the count of them all."""
+        names = " ".join(self.time32_calls())
+        calls, processes = self.counted_calls()
+        counted = f"{calls} counted in {processes} process(es)" if calls else ""
+        return "time32: " + "; ".join(part for part in (names, counted) if part)
+
 
 def refusals_unseen(bits: int, linkage: str, libc: str) -> bool:
     """A static 32-bit glibc program: the preloaded shim cannot reach it, and
@@ -136,12 +157,14 @@ RULES: tuple[Rule, ...] = (
      lambda r: "; ".join(["kernel truncated: " + " ".join(r.truncated()),
                           *(["glibc EOVERFLOW: " + " ".join(r.refused())] if r.refused() else []),
                           *r.went_back(), *r.changes()])),
+    (lambda r: bool(r.counted_truncations()), BROKE,
+     lambda r: "; ".join(["kernel counted truncations (no site: its report was not logged): "
+                          + " ".join(r.counted_truncations()), *r.went_back(), *r.changes()])),
     (lambda r: bool(r.refused()), BROKE,
      lambda r: "; ".join(["glibc EOVERFLOW: " + " ".join(r.refused()), *r.went_back(), *r.changes()])),
     (lambda r: bool(r.changes() or r.went_back()), BROKE,
      lambda r: "; ".join(r.went_back() + r.changes())),
-    (lambda r: bool(r.time32_calls()), CALLS_TIME32,
-     lambda r: "time32: " + " ".join(r.time32_calls())),
+    (lambda r: bool(r.time32_calls()) or r.counted_calls()[0] > 0, CALLS_TIME32, Runs.calls_seen),
     (lambda r: len({run.exit_code for run in r.runs}) == 1 and r.runs[0].exit_code != 0, NOT_EXERCISED,
      lambda r: f"failed the same way at every time: exit {r.runs[0].exit_code}{_first_line(r.runs[0].stderr)}"),
     (lambda r: r.static_verdict in (TIME32, MIXED), NOT_EXERCISED,
