@@ -21,7 +21,7 @@ import pytest
 from sandbox.audit.baseline import compare
 from sandbox.audit.horizons import first_broken
 from sandbox.audit.junit import junit_xml
-from sandbox.audit.runtime.facts import Refusal, Time32Call
+from sandbox.audit.runtime.facts import ProcessCount, Refusal, Time32Call
 from sandbox.audit.runtime.verdict import BROKE, Runs, RunFacts, refusals_unseen, runtime_verdict
 from sandbox.audit.sarif import RULES, sarif_log
 
@@ -36,6 +36,7 @@ FIRST_BROKEN: dict[str, dict[str, str]] = {
 }
 Json = dict[str, Any]
 NAMED = re.compile(r"(?P<comm>.*)\[(?P<pid>\d+)\] (?P<what>\S+)")
+COUNTED = re.compile(r"(?P<comm>.*)\[(?P<pid>\d+)\] (?P<calls>-?\d+) call\(s\) (?P<truncations>-?\d+) truncation\(s\)")
 
 
 def captured(name: str) -> str:
@@ -53,11 +54,18 @@ def _named(text: str) -> tuple[str, int, str]:
     return match["comm"], int(match["pid"]), match["what"]
 
 
+def _counted(text: str) -> ProcessCount:
+    match = COUNTED.fullmatch(text)
+    assert match, text
+    return ProcessCount(match["comm"], int(match["pid"]), int(match["calls"]), int(match["truncations"]))
+
+
 def run_facts(run: Json) -> RunFacts:
     assert not run["truncations"]  # none in these runs: their text is not read back here
     return RunFacts(run["label"], run["at"], run["exit"], run["stdout"], run["stderr"], run["seconds"],
                     tuple(Time32Call(*_named(c)) for c in run["time32"]),
-                    tuple(Refusal(*_named(r)) for r in run["refusals"]))
+                    tuple(Refusal(*_named(r)) for r in run["refusals"]), (),
+                    tuple(_counted(c) for c in run["counted"]))
 
 
 @pytest.mark.parametrize("run", ["d12", "d13"])
@@ -68,6 +76,7 @@ def test_the_captured_runs_are_judged_again_the_same(reports: dict[str, Json], r
         if not runtime["runs"]:
             continue
         runs = tuple(run_facts(r) for r in runtime["runs"])
+        assert all(r.counted and all(c.calls >= 0 for c in r.counted) for r in runs)  # every run counted
         unseen = refusals_unseen(audit["bits"], audit["linkage"], audit["libc"])
         verdict, reason = runtime_verdict(Runs(audit["verdict"], runs, 30.0, refusals_seen=not unseen))
         assert (verdict, reason) == (runtime["verdict"], runtime["reason"]), audit["origin"]["path"]
