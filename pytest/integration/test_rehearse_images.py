@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from image_packers import pack
 
 from sandbox.audit.corpus import cached_userland
 from sandbox.audit.elf import read_elf
@@ -23,17 +23,7 @@ from sandbox.audit.runtime.audit import RuntimeOptions, audit_runtime
 PROGRAMS = ("bin/dash", "bin/date", "bin/touch", "usr/bin/sqlite3")  # dash's command runs touch
 LIBRARY_DIRS = ("lib/arm-linux-gnueabihf", "usr/lib/arm-linux-gnueabihf")
 LOADER = "lib/ld-linux-armhf.so.3"
-PACKERS = {  # as pytest/unit/test_images.py, ext4 and squashfs as docs/rehearse.md packs the userland
-    "tar": "tar cf {out} .",
-    "tar.gz": "tar czf {out} .",
-    "tar.xz": "tar cJf {out} .",
-    "tar.zst": "tar --zstd -cf {out} .",
-    "cpio": "find . | cpio -o -H newc --quiet > {out}",
-    "cpio.gz": "find . | cpio -o -H newc --quiet | gzip > {out}",
-    "cpio.xz": "find . | cpio -o -H newc --quiet | xz > {out}",
-    "ext4": "mke2fs -q -t ext4 -d . {out} 32M",
-    "squashfs": "mksquashfs . {out} -quiet -noappend -comp xz",
-}
+FORMATS = ("tar", "tar.gz", "tar.xz", "tar.zst", "cpio", "cpio.gz", "cpio.xz", "ext4", "squashfs")
 BROKE, SAFE = ("bin/dash", "usr/bin/sqlite3"), ("bin/date",)
 
 
@@ -71,10 +61,8 @@ def test_every_image_format_gives_the_folders_runtime_verdicts(y2038_target: obj
     y2038_target("armhf")  # type: ignore[operator]  # built or reused once per session
     folder = small_root(userland, tmp_path / "root")
     images = {"folder": folder}
-    for name, command in PACKERS.items():
-        images[name] = tmp_path / f"image-{name.replace('.', '-')}"  # no suffix: found by its magic
-        subprocess.run(["sh", "-ec", command.format(out=images[name])], cwd=folder, check=True,
-                       stdout=subprocess.DEVNULL)
+    for name in FORMATS:
+        images[name] = pack(folder, name, tmp_path / f"image-{name.replace('.', '-')}", size="32M")
     report = audit_runtime([str(p) for p in images.values()], RuntimeOptions()).to_json()
     expected = records(report, str(folder))
     assert set(PROGRAMS) <= set(expected)

@@ -12,6 +12,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from image_packers import PACKERS, pack
 
 from sandbox.audit.inputs import expand
 from sandbox.base.errors import InputError
@@ -50,23 +51,6 @@ def listing(root: Path) -> list[tuple[str, str]]:
     return sorted(found)
 
 
-def sh(command: str, cwd: Path) -> None:
-    subprocess.run(["sh", "-ec", command], cwd=cwd, check=True, stdout=subprocess.DEVNULL)
-
-
-PACKERS = {
-    "tar": "tar cf {out} .",
-    "tar.gz": "tar czf {out} .",
-    "tar.xz": "tar cJf {out} .",
-    "tar.zst": "tar --zstd -cf {out} .",
-    "cpio": "find . | cpio -o -H newc --quiet > {out}",
-    "cpio.gz": "find . | cpio -o -H newc --quiet | gzip > {out}",
-    "cpio.xz": "find . | cpio -o -H newc --quiet | xz > {out}",
-    "cpio-odc": "find . | cpio -o -H odc --quiet > {out}",
-    "ext2": "mke2fs -q -t ext2 -d . {out} 8M",
-    "ext4": "mke2fs -q -t ext4 -d . {out} 8M",
-    "squashfs": "mksquashfs . {out} -quiet -noappend",
-}
 
 
 @pytest.fixture(scope="module")
@@ -74,10 +58,8 @@ def packed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     base = tmp_path_factory.mktemp("images")
     tree = make_tree(base / "tree")
     images = {"folder": tree}
-    for name, command in PACKERS.items():
-        out = base / f"image-{name.replace('.', '-')}"  # no suffix: the format is found by magic
-        sh(command.format(out=out), tree)
-        images[name] = out
+    for name in PACKERS:
+        images[name] = pack(tree, name, base / f"image-{name.replace('.', '-')}")
     return images
 
 
