@@ -90,7 +90,7 @@ def test_kernel_panic_on_the_command_line_is_no_panic(y2038_target: Callable[...
                                                       y2038_evidence: Path) -> None:
     """The kernel echoes its command line on the console ("Command line:",
     "Kernel command line:", "Unknown kernel command line parameters"): words
-    a scenario adds must not turn a hang into a panic (issue 14, item 4)."""
+    a scenario adds must not turn a hang into a panic."""
     target = y2038_target()
     request = BootRequest(target.machine, target.kernel.boot_image, target.initramfs.path, RTC,
                           target.accel.name, y2038_evidence, append=("Kernel", "panic", "-", "not", "syncing"))

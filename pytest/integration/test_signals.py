@@ -1,4 +1,4 @@
-"""Killed runs lose nothing (issue 14, item 5): boot x86_64 through `just run`,
+"""Killed runs lose nothing: boot x86_64 through `just run`,
 let the guest wait, send SIGINT, SIGTERM or SIGHUP to `just`, to the Python
 process or to the whole process group, and check that no QEMU of the run is
 left 2 s later and that run.json (outcome "interrupted") and report.txt are

@@ -1,4 +1,4 @@
-"""Hostile or careless scenario files (issue 14, item 7): each refused before
+"""Hostile or careless scenario files: each refused before
 boot with one line naming the file and the key (sandbox/scenario/guards.py),
 never a traceback, a hang or a value the guest cannot run."""
 from __future__ import annotations

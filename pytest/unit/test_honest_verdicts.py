@@ -1,4 +1,4 @@
-"""Honest verdicts and bounded work (issue 36): no run passes without testing
+"""Honest verdicts and bounded work: no run passes without testing
 anything, no small input keeps the host busy, every crash is one line.
 
 Each test names the defect it holds down; each fails on a386157 (the commit

@@ -1,4 +1,4 @@
-"""The kernel log decides too (issue 14, items 3, 4 and 8), without booting:
+"""The kernel log decides too, without booting:
 
 - a completed run whose console holds a WARNING fails, judged, unless the
   scenario's expect-kernel names it; a kind it names must be found;

@@ -1,4 +1,4 @@
-"""The sandbox stops when the `just` above it is killed (issue 36): a process
+"""The sandbox stops when the `just` above it is killed: a process
 named just starts a Python that watches it (sandbox/app/lifeline.py); the
 just is SIGKILLed; the Python gets SIGTERM, as from a signal to `just`."""
 from __future__ import annotations

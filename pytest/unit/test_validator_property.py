@@ -1,5 +1,4 @@
-"""The validator against generated scenario files (Debian's python3-hypothesis;
-issue 14, item 10).
+"""The validator against generated scenario files (Debian's python3-hypothesis).
 
 Every scenario file of the repository is a seed; each example mutates one:
 random values (huge and negative numbers, NaN and infinities, control

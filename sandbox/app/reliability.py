@@ -277,7 +277,7 @@ class JudgingOutcome:
 
 
 def judging_bounds() -> list[JudgingOutcome]:
-    """A `matches` that backtracks without end (issue 36: Python stayed busy
+    """A `matches` that backtracks without end (Python stayed busy
     200 s after the guest), and a judging past its deadline: what the judge
     says and how long it takes."""
     text = BASE.split("[[step]]")[0] + f'[[step]]\n{PROBE}\n[step.expect.time64.time]\nabsent = {{ matches = "^(0|00)+x" }}\n'

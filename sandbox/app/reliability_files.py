@@ -198,12 +198,12 @@ def malformed() -> list[Case]:
             text[:len(text) // 2] + '\nx = "unterminated\n')
     add("syntax", "a key twice", _top("title", '"again"') + 'title = "twice"\n')
     add("syntax", "a bad escape", _top("title", '"\\q"'))
-    cases += issue_36_cases()
+    cases += honest_verdict_cases()
     return cases
 
 
 def _family_bomb(levels: int = 7, references: int = 12) -> str:
-    """Issue 36's small file: seven levels of [values], twelve references each
+    """The small file of the honest-verdicts review: seven levels of [values], twelve references each
     (35.8 million leaves once expanded)."""
     names = [chr(ord("a") + i) for i in range(levels)]
     values = "".join(f'{n} = [{", ".join([chr(34) + "$" + names[i + 1] + chr(34)] * references)}]\n'
@@ -218,8 +218,8 @@ def _run_step(pattern_key: str, pattern: str) -> str:
     return _top("machines", '["x86_64"]') + "\n" + step
 
 
-def issue_36_cases() -> list[Case]:
-    """The files of issue 36: runs that would pass without testing, input that
+def honest_verdict_cases() -> list[Case]:
+    """The files of the honest-verdicts review: runs that would pass without testing, input that
     kept the host busy, crashes, budgets, times, names."""
     cases: list[Case] = []
 

@@ -1,4 +1,4 @@
-"""`just bench --system`: the figures of a whole-system rehearsal (issue 33),
+"""`just bench --system`: the figures of a whole-system rehearsal,
 measured, never asserted: the Debian 12 armhf image's build (cold from its
 build.json, warm as it runs now) and size, power-on to settled and the night
 across the rollover under time warp, each with its goal."""

@@ -1,5 +1,5 @@
 """Two results folders of the same scenarios compared, run by run: what a
-scenario observed on one kernel tree and not on the other (issue 10, item 8).
+scenario observed on one kernel tree and not on the other.
 
     python3 -m sandbox tree-diff RESULTS_6_1 RESULTS_6_12
 

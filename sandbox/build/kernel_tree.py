@@ -1,4 +1,4 @@
-"""The user's kernel SOURCE TREE (issue 11, item 6): built out of tree with
+"""The user's kernel SOURCE TREE: built out of tree with
 our machine fragments merged into its config, then handed to the own-kernel
 path (sandbox/build/own_kernel.py) like a ready image and its .config.
 

@@ -1,4 +1,4 @@
-"""The user's own kernel (issue 11, item 6): a ready image and its
+"""The user's own kernel: a ready image and its
 .config, checked before anything boots, for `just rehearse --kernel` and
 `just run --kernel`.
 

@@ -27,7 +27,7 @@
                                masked, blanks squeezed: two runs whose outputs differ only in
                                the time they print have the same shape
 
-Series v1 counted time32 calls per task only; series v2 (issue 10) also
+Series v1 counted time32 calls per task only; series v2 also
 reports truncations, and names the tgid and the executable in every line
 (kernel-series 0021; lines without them, from older series kernels, are read
 too). A kernel can only see the truncations it makes: a glibc
