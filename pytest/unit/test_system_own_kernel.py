@@ -3,6 +3,7 @@ a whole system only when it is for the system's machine and has what systemd
 and the memory disk need; otherwise one line, before anything boots."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ import pytest
 from sandbox.base.errors import SandboxError
 from sandbox.base.machines import MACHINES
 from sandbox.build.own_kernel import OwnKernel
-from sandbox.system.rehearse import system_needs, system_target
+from sandbox.system.rehearse import SystemRequest, rehearse_system, system_needs, system_target
 
 
 def own(tmp_path: Path, machine: str, options: list[str]) -> OwnKernel:
@@ -37,3 +38,17 @@ def test_a_kernel_without_what_systemd_needs_names_each_option(tmp_path: Path) -
     line = str(raised.value)
     assert "\n" not in line
     assert line.startswith(f"{tmp_path / 'config'}: a kernel without CONFIG_CGROUPS, CONFIG_MTD_PHRAM:")
+
+
+@pytest.mark.parametrize("start,end,at,line", [
+    ("nonsense", "2038-01-19T06:00:00Z", "", "--start: not a time: 'nonsense'"),
+    ("2038-01-19T03:00:00Z", "2038-01-19T03:20:00Z", "2038-01-19T03:10:00Z",
+     "--at 2038-01-19T03:10:00Z is not after --end 2038-01-19T03:20:00Z"),
+    ("2038-01-19T03:00:00Z", "2038-01-19T03:20:00Z", "2300-01-01T00:00:00Z",
+     "--at 2300-01-01T00:00:00Z: past 2232-04-18T23:47:15Z"),
+])
+def test_an_impossible_span_or_step_is_one_line_before_anything(tmp_path: Path, start: str, end: str, at: str,
+                                                                 line: str) -> None:
+    with pytest.raises(SandboxError, match=re.escape(line)):
+        rehearse_system(SystemRequest("debian13-armhf", tmp_path / "evidence", start, end, at=at))
+    assert not (tmp_path / "evidence").exists()  # nothing built, nothing booted, no folder

@@ -120,11 +120,23 @@ def test_rules_first_match_decides(facts, verdict, reason):
 def test_missed_runs_counts_the_minutes_without_a_tick():
     start, end = parse_time("2038-01-19T03:00:00Z"), parse_time("2038-01-19T04:00:00Z")
     every = [start + 60 * m for m in range(60)]
-    assert system_facts.missed_runs(every, start, end) == ""
+    assert system_facts.missed_runs(every, [(start, end)]) == ""
     until_rollover = [t for t in every if t < phases.ROLLOVER]
-    missed = system_facts.missed_runs(until_rollover, start, end)
+    missed = system_facts.missed_runs(until_rollover, [(start, end)])
     assert missed.startswith("missed 44 of 59 minutes, first 2038-01-19T03:15:00Z")
-    assert system_facts.missed_runs([], start, end).startswith("no run between")
+    assert system_facts.missed_runs([], [(start, end)]).startswith("no run between")
+
+
+def test_after_a_step_only_the_spans_the_clock_ran_through_count():
+    start, night_end = parse_time("2038-01-19T03:00:00Z"), parse_time("2038-01-19T03:30:00Z")
+    at = parse_time("2106-02-07T06:20:00Z")
+    night = [start + 60 * m for m in range(30)]
+    step = [at + 60 * m for m in range(1, 5)]
+    observed = system_facts.Observed(start, at + 300, "", "", night_end=night_end, step_at=at)
+    assert observed.spans() == ((start, night_end), (at, at + 300))
+    assert system_facts.missed_runs(night + step, observed.spans()) == ""  # not the 36 million minutes between
+    assert system_facts.missed_runs(night, observed.spans()) == (
+        "after the step to 2106-02-07T06:20:00Z: no run between 2106-02-07T06:20:00Z and 2106-02-07T06:25:00Z")
 
 
 def test_unit_facts_join_states_errors_and_time32_by_cgroup():

@@ -40,6 +40,9 @@ def add_arguments(v: argparse.ArgumentParser) -> None:
                    help=f"the RTC at power-on (default {DEFAULT_START}; past the rollover: booted past it)")
     v.add_argument("--end", default=None, metavar="TIME",
                    help=f"let the clock run under time warp until then (default {DEFAULT_END})")
+    v.add_argument("--at", default="", metavar="TIME",
+                   help="then step the clock to this later horizon (e.g. 2106-02-07T06:20:00Z) and let it run "
+                        "5 minutes there")
 
 
 @dataclass(frozen=True)
@@ -61,9 +64,9 @@ def _jobs(args: argparse.Namespace) -> list[Job]:
     used: set[str] = set()
     for image in args.images:
         scenario = load_system_scenario(caller_path(image)) if is_scenario_file(image) else None
-        if scenario is not None and (args.start or args.end):
+        if scenario is not None and (args.start or args.end or args.at):
             raise SandboxError(f"{scenario.file}: a system scenario has its own start and end; "
-                               "--start and --end are for images")
+                               "--start, --end and --at are for images")
         label = scenario.slug if scenario else image.rstrip("/").rsplit("/", 1)[-1] or "root"
         label = next(f"{label}-{n}" if n else label for n in range(len(used) + 1)
                      if (f"{label}-{n}" if n else label) not in used)  # two inputs named root: root, root-1
@@ -98,7 +101,7 @@ def cmd_system(args: argparse.Namespace) -> int:
             code = _run_code(run)
         else:
             result = rehearse_system(SystemRequest(job.image, folder / job.label, args.start or DEFAULT_START,
-                                                   args.end or DEFAULT_END, own))
+                                                   args.end or DEFAULT_END, own, args.at))
             print("\n".join(result.table()))
             code = _result_code(result)
         print(f"evidence: {folder / job.label}")

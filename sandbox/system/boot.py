@@ -3,7 +3,8 @@
     boot (RTC at the start) -> settled (`systemctl is-system-running --wait`,
     or a quiet minute under another init) -> baseline -> the night, run under
     time warp (not a step) with a look at each mark (sandbox/system/phases.py
-    marks) -> the final looks and the journal files.
+    marks) -> optionally a step to a later horizon (`at`) and STEP_SECONDS
+    run there -> the final looks and the journal files.
 
 Everything seen is written to the evidence folder as it comes; nothing is
 judged here (sandbox/system/facts.py, verdict.py). Whatever ends the boot
@@ -28,6 +29,9 @@ READY_SECONDS = 120.0
 SETTLE_SECONDS = 600.0
 NIGHT_SECONDS = 1800.0
 LOOK_SECONDS = 300.0
+STEP_SECONDS = 300
+"""After a step to a later horizon, the clock runs this long (guest seconds,
+under warp): every once-a-minute job is due there a few times."""
 
 
 @dataclass
@@ -38,6 +42,8 @@ class Seen:
     settled: str = ""  # is-system-running's answer, or "quiet"
     start_clock: int = 0  # guest seconds at the baseline
     end_clock: int = 0
+    night_end: int = 0  # guest seconds when the night ended (the step's start, when there is one)
+    step_at: int = 0  # the horizon stepped to (0: no step)
     units_before: str = ""
     units_after: str = ""
     timeline: list[dict[str, object]] = field(default_factory=list)  # {"at": seconds, "states": text, "processes": text}
@@ -66,9 +72,24 @@ def _look(guest: Guest, seen: Seen, at: int, deadline: Deadline) -> None:
     seen.timeline.append({"at": at, "time": format_time(at), "states": _say(states), "processes": procs.text})
 
 
-def drive(boot: SystemBoot, end: int, evidence: Path) -> Seen:
+def _step(guest: Guest, seen: Seen, at: int, deadline: Deadline) -> int:
+    """The clock set to `at` (a step, as an NTP step or an admin would), then
+    STEP_SECONDS run under warp, looked at on both sides; the clock after."""
+    reply = guest.run(f"/tools/settime {at}", deadline.within(LOOK_SECONDS))
+    if reply.exit_code != 0:
+        raise ValueError(f"the step to {format_time(at)} failed: {_say(reply).strip()}")
+    seen.step_at = at
+    _look(guest, seen, at, deadline)
+    waited = guest.run(f"/tools/clockstep wait {STEP_SECONDS}", deadline.within(NIGHT_SECONDS))
+    now = int(json.loads(waited.text.strip().splitlines()[-1])["realtime_after"])
+    _look(guest, seen, now, deadline)
+    return now
+
+
+def drive(boot: SystemBoot, end: int, evidence: Path, at: int | None = None) -> Seen:
     seen = Seen()
-    deadline = Deadline(READY_SECONDS + SETTLE_SECONDS + NIGHT_SECONDS + 4 * LOOK_SECONDS)
+    step = (NIGHT_SECONDS + 2 * LOOK_SECONDS) if at is not None else 0.0
+    deadline = Deadline(READY_SECONDS + SETTLE_SECONDS + NIGHT_SECONDS + 4 * LOOK_SECONDS + step)
     started = time.monotonic()
     try:
         with Guest(boot.request()) as guest:
@@ -98,6 +119,9 @@ def drive(boot: SystemBoot, end: int, evidence: Path) -> Seen:
                     reply = guest.run(f"/tools/clockstep wait {mark - now}", deadline.within(NIGHT_SECONDS))
                     now = int(json.loads(reply.text.strip().splitlines()[-1])["realtime_after"])
                 _look(guest, seen, now, deadline)
+            seen.night_end = now
+            if at is not None and not moved:
+                now = _step(guest, seen, at, deadline)
             seen.wall["night"] = time.monotonic() - night
             collect = time.monotonic()
             seen.end_clock = now
@@ -154,4 +178,5 @@ def write_evidence(seen: Seen, evidence: Path) -> None:
         "outcome": seen.outcome, "failure": seen.failure, "init": seen.init, "settled": seen.settled,
         "start": format_time(seen.start_clock) if seen.start_clock else "",
         "end": format_time(seen.end_clock) if seen.end_clock else "",
+        **({"night_end": format_time(seen.night_end), "step_at": format_time(seen.step_at)} if seen.step_at else {}),
         "wall_seconds": {k: round(v, 2) for k, v in seen.wall.items()}}, indent=1) + "\n")

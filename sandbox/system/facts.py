@@ -39,6 +39,15 @@ class Observed:
     kernel_log: str = ""
     ticks: str = ""
     extra_errors: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # unit -> lines found elsewhere
+    night_end: int = 0  # with a step to a later horizon: the night's end, and
+    step_at: int = 0  # the horizon stepped to (0: no step)
+
+    def spans(self) -> tuple[tuple[int, int], ...]:
+        """The guest times the clock ran through: the night, and after a
+        step the span from the horizon to the end."""
+        if self.step_at:
+            return (self.start, self.night_end), (self.step_at, self.end)
+        return ((self.start, self.end),)
 
 
 def _state(block: Mapping[str, str] | None) -> str:
@@ -111,10 +120,10 @@ def line_unit(pid: int, message: str, pids: Mapping[int, str]) -> str:
     return named["unit"] if named else pids[pid]
 
 
-def missed_runs(times: Sequence[int], start: int, end: int) -> str:
-    """A once-a-minute job's minutes without a run, from its first run after
-    the baseline to the end; "" when at most MISSED_ALLOWED are missing."""
-    runs = sorted(t for t in times if t >= start)
+def missed_in(times: Sequence[int], start: int, end: int) -> str:
+    """A once-a-minute job's minutes without a run, from its first run in
+    the span to its end; "" when at most MISSED_ALLOWED are missing."""
+    runs = sorted(t for t in times if start <= t <= end)
     if not runs:
         return f"no run between {format_time(start)} and {format_time(end)}"
     minutes = {t // 60 for t in runs}
@@ -124,6 +133,16 @@ def missed_runs(times: Sequence[int], start: int, end: int) -> str:
         return ""
     return (f"missed {len(missing)} of {len(expected)} minutes, first {format_time(missing[0] * 60)},"
             f" last run {format_time(runs[-1])}")
+
+
+def missed_runs(times: Sequence[int], spans: Sequence[tuple[int, int]]) -> str:
+    """missed_in for each span the clock ran through (the night, then the
+    span after a step), the first that missed; a step's says so."""
+    for number, (start, end) in enumerate(spans):
+        missed = missed_in(times, start, end)
+        if missed:
+            return missed if number == 0 else f"after the step to {format_time(start)}: {missed}"
+    return ""
 
 
 def unit_facts(observed: Observed) -> list[UnitFacts]:
@@ -138,7 +157,7 @@ def unit_facts(observed: Observed) -> list[UnitFacts]:
         if unit and cut.describe() not in truncations.get(unit, []):
             truncations.setdefault(unit, []).append(cut.describe())
     ticks = observe.ticks(observed.ticks)
-    missed = {unit: missed_runs(ticks.get(who, []), observed.start, observed.end) for who, unit in PERIODIC_JOBS}
+    missed = {unit: missed_runs(ticks.get(who, []), observed.spans()) for who, unit in PERIODIC_JOBS}
     seen_states: dict[str, set[str]] = {}
     for look in observed.timeline:
         for unit, state in observe.unit_states(str(look.get("states", ""))).items():
@@ -166,7 +185,7 @@ def unit_facts(observed: Observed) -> list[UnitFacts]:
             missed.get(unit, "") if unit in missed else "", active or triggered or bool(errors.get(unit))))
     known = {who for who, _ in PERIODIC_JOBS}
     for who in sorted(set(ticks) - known):  # another init's periodic job (an inittab line): no unit but itself
-        facts.append(UnitFacts(f"{who} (periodic job)", missed=missed_runs(ticks[who], observed.start, observed.end)))
+        facts.append(UnitFacts(f"{who} (periodic job)", missed=missed_runs(ticks[who], observed.spans())))
     return facts
 
 

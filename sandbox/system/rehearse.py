@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sandbox.base.errors import SandboxError
-from sandbox.base.timefmt import parse_time
+from sandbox.base.timefmt import format_time, parse_time
+from sandbox.scenario.guards import CLOCK_MAX
 from sandbox.base import paths
 from sandbox.build import kconfig
 from sandbox.base.machines import Machine
@@ -41,6 +42,7 @@ class SystemRequest:
     start: str = DEFAULT_START
     end: str = DEFAULT_END
     own: OwnKernel | None = None  # the user's kernel (--kernel/--kernel-tree), else the machine's system kernel
+    at: str = ""  # a later horizon stepped to after the night (--at), "" for none
 
 
 @dataclass
@@ -106,10 +108,24 @@ def system_target(machine: Machine, own: OwnKernel | None, name: str) -> Target:
     return target_with(machine, own.artifact(), None)
 
 
+def _time_of(option: str, text: str) -> int:
+    """A command line's time, as guest seconds; one line naming the option if it is none."""
+    try:
+        seconds = parse_time(text)
+    except ValueError as err:
+        raise SandboxError(f"{option}: {err}") from None
+    if seconds > CLOCK_MAX:
+        raise SandboxError(f"{option} {text}: past {format_time(CLOCK_MAX)}, the last second the kernel's "
+                           "clock can be set to")
+    return seconds
+
+
 def rehearse_system(request: SystemRequest) -> SystemResult:
-    start, end = parse_time(request.start), parse_time(request.end)
+    start, end = _time_of("--start", request.start), _time_of("--end", request.end)
     if end <= start:
         raise SandboxError(f"--end {request.end} is not after --start {request.start}")
+    if request.at and _time_of("--at", request.at) <= end:
+        raise SandboxError(f"--at {request.at} is not after --end {request.end}: a step goes forward from the night")
     request.evidence.mkdir(parents=True, exist_ok=True)
     name, image, arch, watched = _image(request)
     machine = machine_for_arch(arch, name)
@@ -118,7 +134,7 @@ def rehearse_system(request: SystemRequest) -> SystemResult:
     boot = SystemBoot(target, image, "boot",
                       request.start.rstrip("Z"), request.evidence, warp=True,
                       extra_args=("sysctl.kernel.time32_syscalls=log", RTC_PAST_2038))
-    seen = system_boot.drive(boot, end, request.evidence)
+    seen = system_boot.drive(boot, end, request.evidence, parse_time(request.at) if request.at else None)
     system_boot.write_evidence(seen, request.evidence)
     journal_json, journal = read_journal(request.evidence / "journal")
     (request.evidence / "journal.json").write_text(journal_json)
@@ -127,7 +143,7 @@ def rehearse_system(request: SystemRequest) -> SystemResult:
                         seen.timeline, journal, seen.looks.get("syslog.txt", ""),
                         # the console keeps every kernel line; dmesg's ring may have dropped the night's first
                         _read(request.evidence / "console.log") + "\n" + seen.kernel_log,
-                        seen.looks.get("ticks.txt", ""), manager)
+                        seen.looks.get("ticks.txt", ""), manager, seen.night_end, seen.step_at)
     facts = unit_facts(observed) if seen.units_before else []
     result = SystemResult(name, seen.outcome, seen.failure, facts, [judge(f) for f in facts], seen.wall,
                           before, inputs.checksum(watched),
@@ -162,12 +178,14 @@ def observed_from(evidence: Path) -> Observed:
     again with today's rules, or in tests on captured runs)."""
     boot = json.loads((evidence / "boot.json").read_text())
     journal = journal_entries(_read(evidence / "journal.json"))
-    start, end = (parse_time(boot[k]) if boot.get(k) else 0 for k in ("start", "end"))  # "": no baseline
+    start, end, night_end, step_at = (parse_time(boot[k]) if boot.get(k) else 0
+                                      for k in ("start", "end", "night_end", "step_at"))  # "": none
     return Observed(start, end, _read(evidence / "units-before.txt"),
                     _read(evidence / "units-after.txt"), json.loads(_read(evidence / "timeline.json") or "[]"),
                     journal, _read(evidence / "syslog.txt"),
                     _read(evidence / "console.log") + "\n" + _read(evidence / "kernel.log"),
-                    _read(evidence / "ticks.txt"), _manager_errors(_read(evidence / "units-after.txt")))
+                    _read(evidence / "ticks.txt"), _manager_errors(_read(evidence / "units-after.txt")),
+                    night_end, step_at)
 
 
 def _manager_errors(units_after: str) -> dict[str, tuple[str, ...]]:
