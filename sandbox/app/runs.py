@@ -63,7 +63,7 @@ def run_files(files: list[Path], machine_name: str | None, label: str, warp: boo
         mine = [s for s in scenarios if asked in s.machines]
         own_target = target_with(machine(asked), own.artifact(), None) if mine else None
         targets = {(asked, s.kernel): own_target for s in mine if own_target is not None}
-    planned: list[tuple[Scenario, str, Target]] = []
+    planned: list[tuple[Scenario, Target]] = []
     for scenario in scenarios:
         on = machine_for(scenario, asked)
         if on is None:
@@ -75,20 +75,22 @@ def run_files(files: list[Path], machine_name: str | None, label: str, warp: boo
             continue
         if (on, scenario.kernel) not in targets:  # every kernel built before the first boot
             targets[(on, scenario.kernel)] = prepare_target(machine(on), scenario.kernel, tree)
-        planned.append((scenario, on, targets[(on, scenario.kernel)]))
+        planned.append((scenario, targets[(on, scenario.kernel)]))
     if not planned:  # zero runs is not a pass
         raise SandboxError(nothing_to_run(scenarios, asked or DEFAULT_MACHINE))
     results = paths.new_results_dir(label)
     write_session(results)
     runs: list[JudgedRun] = []
 
-    def work(item: tuple[Scenario, str, Target], start: StartGuest) -> JudgedRun:
-        scenario, on, target = item
+    def work(item: tuple[Scenario, Target], start: StartGuest) -> JudgedRun:
+        scenario, target = item
+        on = target.machine.name
         say(f"running {scenario.name} on {on} ({target.accel.name})")
         return run_and_judge(target, scenario, results / scenario.slug / on, start)
 
-    def show(item: tuple[Scenario, str, Target], judged: JudgedRun) -> None:
-        scenario, on, target = item
+    def show(item: tuple[Scenario, Target], judged: JudgedRun) -> None:
+        scenario, target = item
+        on = target.machine.name
         runs.append(judged)
         kernel = (f"own {own.image}{f' from {own.tree}' if own.tree else ''}" if own
                   else f"{scenario.kernel}, tree {tree}")

@@ -11,7 +11,8 @@ WIDTH = 100
 COLUMNS = (("unit", 26), ("before", 14), ("after", 14), ("verdict", 13))
 
 
-def _cut(text: str, width: int) -> str:
+def cut(text: str, width: int) -> str:
+    """The text within `width` columns, an ellipsis where it was cut."""
     return text if len(text) <= width else text[:width - 1] + "…"
 
 
@@ -23,8 +24,8 @@ def table(facts: Sequence[UnitFacts], verdicts: Sequence[UnitVerdict]) -> list[s
     lines = [header, "-" * min(len(header) + 20, WIDTH)]
     for fact, verdict in zip(facts, verdicts):
         cells = (fact.unit, fact.before or "?", fact.after or "?", verdict.verdict)
-        row = " ".join(_cut(cell, width).ljust(width) for cell, (_, width) in zip(cells, COLUMNS))
-        lines.append(row + " " + _cut(verdict.reason, WIDTH - used))
+        row = " ".join(cut(cell, width).ljust(width) for cell, (_, width) in zip(cells, COLUMNS))
+        lines.append(row + " " + cut(verdict.reason, WIDTH - used))
     return lines
 
 
