@@ -30,6 +30,10 @@
  *           changed: 8 when it wrote a 64-bit timespec into the old 8-byte
  *           struct (a kernel built without COMPAT_32BIT_TIME, before
  *           kernel-series 0018), else 0. Printed whatever the call returned.
+ * unstamped: (only when named) SIOCGSTAMP on a socket that has received
+ *           nothing: ENOENT where the layout is served, ENOTTY where it is
+ *           refused (the strict kernel; deny and trap): the kernel must
+ *           refuse before it looks for a packet time (sock_gettstamp()).
  * status:   Time32_truncations from /proc/self/status ("absent" on a kernel
  *           without the time32 policy).
  * Exit status: 0 when every call was attempted, 2 on usage errors.
@@ -113,13 +117,20 @@ fail:
 	return -1;
 }
 
-/* Ask for the time with @request into a struct of @size (seconds first,
- * as in every layout) followed by AFTER guard bytes; print the line. */
-static void ask(const char *call, unsigned long request, size_t size)
+/* A UDP socket that has received nothing, or -1 with errno set. */
+static int unstamped_socket(void)
+{
+	return socket(AF_INET, SOCK_DGRAM, 0);
+}
+
+/* Ask a socket of @open_socket for the time with @request into a struct
+ * of @size (seconds first, as in every layout) followed by AFTER guard
+ * bytes; print the line. */
+static void ask(const char *call, int (*open_socket)(void), unsigned long request, size_t size)
 {
 	unsigned char buf[sizeof(stampns_t) + AFTER];
 	long long seconds;
-	int fd = stamped_socket(), err = 0, overrun = 0;
+	int fd = open_socket(), err = 0, overrun = 0;
 	size_t i;
 
 	if (fd < 0) {
@@ -159,13 +170,19 @@ static void ask(const char *call, unsigned long request, size_t size)
 static void siocgstamp_run(void *ctx)
 {
 	(void)ctx;
-	ask("siocgstamp", STAMP_REQUEST, sizeof(stamp_t));
+	ask("siocgstamp", stamped_socket, STAMP_REQUEST, sizeof(stamp_t));
 }
 
 static void siocgstampns_run(void *ctx)
 {
 	(void)ctx;
-	ask("siocgstampns", STAMPNS_REQUEST, sizeof(stampns_t));
+	ask("siocgstampns", stamped_socket, STAMPNS_REQUEST, sizeof(stampns_t));
+}
+
+static void unstamped_run(void *ctx)
+{
+	(void)ctx;
+	ask("unstamped", unstamped_socket, STAMP_REQUEST, sizeof(stamp_t));
 }
 
 static void status_run(void *ctx)
@@ -180,6 +197,7 @@ static const struct probe_call calls[] = {
 	{ "siocgstamp",   siocgstamp_run,   NULL, 0 },
 	{ "siocgstampns", siocgstampns_run, NULL, 0 },
 	{ "status",       status_run,       NULL, 0 },
+	{ "unstamped",    unstamped_run,    NULL, PROBE_NAMED_ONLY },
 };
 
 static const struct probe sockstamp = {

@@ -44,8 +44,10 @@
  *         trap report the first call of each by a process), logged while
  *         the call ran, joined with '+': a hook that passed another
  *         syscall's name shows here (time32-deny.toml). Absent under allow.
- * trapped: "SIGSYS" when the kernel sent one at the call (the trap policy);
- *         the probe's handler returns, and the call fails with ENOSYS.
+ * trapped: "SIGSYS" when the kernel sent one at the call (the trap policy)
+ *         with the policy's own si_code, SYS_TIME32 (3); "SIGSYS code <n>"
+ *         with any other (seccomp's SYS_SECCOMP, 1, was series v2's). The
+ *         probe's handler returns, and the call fails with ENOSYS.
  * status: "Time32_syscalls:" and "Time32_truncations:" from
  *         /proc/self/status (per process since series v2), or "absent" on
  *         a kernel without them.
@@ -61,6 +63,11 @@
  *         call): how many of each, the first call's name and the first
  *         truncated value in 64 bits; "absent" on a kernel without them.
  *         Every call and truncation is an event, whatever the policy.
+ * init:   (only when named) the flavour's clock_gettime made by the init
+ *         of a new PID namespace (pid 1 there, unkillable as the system's
+ *         init is), with SIGSYS at its default action: "errno" what the
+ *         call returned, or "signal" the signal that killed it (under trap,
+ *         a SIGSYS would: series v2 killed it). Needs CAP_SYS_ADMIN.
  * flood:  (only when named) 300 children, each as user nobody, make the
  *         flavour's clock_gettime (twice, as the clock_gettime call does)
  *         and exit, as a fork loop would:
@@ -655,12 +662,14 @@ static void vdso_clock_gettime_call(struct result *r)
 /* A SIGSYS the kernel sent at a call (kernel.time32_syscalls = trap): the
  * handler returns, so the call then fails with ENOSYS as under deny. A
  * child (futex) inherits the handler, not this flag. */
-static volatile sig_atomic_t trapped;
+static volatile sig_atomic_t trapped;	/* the si_code + 1 of the last SIGSYS */
+
+#define SYS_TIME32_CODE 3	/* kernel-series: include/uapi/asm-generic/siginfo.h SYS_TIME32 */
 
 static void on_sigsys(int sig, siginfo_t *info, void *uc)
 {
-	(void)sig, (void)info, (void)uc;
-	trapped = 1;
+	(void)sig, (void)uc;
+	trapped = info->si_code + 1;
 }
 
 /* /dev/kmsg, read on from where it ended before the first call, and the
@@ -702,8 +711,14 @@ static void run_call(const char *call, void (*variant)(struct result *))
 	} else if (r.field) {
 		probe_i64(r.field, r.value);
 	}
-	if (trapped)
+	if (trapped == SYS_TIME32_CODE + 1) {
 		probe_str("trapped", "SIGSYS");
+	} else if (trapped) {
+		char code[32];
+
+		snprintf(code, sizeof(code), "SIGSYS code %d", trapped - 1);
+		probe_str("trapped", code);
+	}
 	if (reported_as[0])
 		probe_str("reported_as", reported_as);
 	probe_end();
@@ -906,6 +921,69 @@ static void trace_run(void *ctx)
 	probe_end();
 }
 
+/* How the namespace's init and its parent exit, for the probe to decode:
+ * 1 + the call's errno (1: none), or one of these, or 128 + a signal. */
+#define INIT_NOT_PID1 100
+#define INIT_NO_NAMESPACE 101
+#define INIT_ERRNO_MAX 98
+
+/* The namespace's init: SIGSYS at its default action, the call, its errno. */
+static int init_call(void)
+{
+	struct result r = { 0 };
+
+	if (getpid() != 1)
+		return INIT_NOT_PID1;
+	signal(SIGSYS, SIG_DFL);
+	clock_gettime_call(&r);
+	return 1 + (r.err > 0 && r.err <= INIT_ERRNO_MAX ? r.err : 0);
+}
+
+/* The child that makes a new PID namespace, forks its init and exits as it
+ * did: 128 + the signal that killed it, if one did. */
+static int init_parent(void)
+{
+	int status;
+	pid_t pid;
+
+	if (unshare(CLONE_NEWPID) != 0)
+		return INIT_NO_NAMESPACE;
+	pid = fork();
+	if (pid == 0)
+		_exit(init_call());
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return INIT_NO_NAMESPACE;
+	return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+static void init_run(void *ctx)
+{
+	char name[24];
+	int status, code;
+	pid_t pid;
+
+	(void)ctx;
+	pid = fork();
+	if (pid == 0)
+		_exit(init_parent());
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) {
+		probe_errno(PROBE, "init", pid < 0 ? errno : ECHILD);
+		return;
+	}
+	code = WEXITSTATUS(status);
+	probe_begin(PROBE, "init");
+	if (code > 128) {
+		snprintf(name, sizeof(name), "SIG%s",
+			 sigabbrev_np(code - 128) ? sigabbrev_np(code - 128) : "?");
+		probe_str("signal", name);
+	} else if (code >= 1 && code <= 1 + INIT_ERRNO_MAX) {
+		probe_str("errno", code == 1 ? "none" : probe_errname(code - 1));
+	} else {
+		probe_str("error", code == INIT_NOT_PID1 ? "not pid 1" : "no PID namespace");
+	}
+	probe_end();
+}
+
 #define FLOOD_CHILDREN 300
 #define NOBODY 65534
 
@@ -995,6 +1073,7 @@ static const struct probe_call calls[] = {
 	{ "status",                status_run,                NULL, 0 },
 	{ "kmsg",                  kmsg_run,                  NULL, 0 },
 	{ "trace",                 trace_run,                 NULL, 0 },
+	{ "init",                  init_run,                  NULL, PROBE_NAMED_ONLY },
 	{ "flood",                 flood_run,                 NULL, PROBE_NAMED_ONLY },
 };
 
