@@ -1,4 +1,4 @@
-"""The PC's local APIC timer rate we give the kernel (kernel-series 0027,
+"""The PC's local APIC timer rate we give the kernel (kernel-series/aids/0001,
 lapic_timer_khz=) is the rate the kernel measures itself when it is not
 given: one boot with the machine's own arguments, one without the rate, both
 with apic=verbose so that the kernel prints what it used. Both boots are

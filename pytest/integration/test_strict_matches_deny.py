@@ -1,7 +1,7 @@
 """Every probe, in every flavour, answers the same on the strict kernel
 (COMPAT_32BIT_TIME=n) as on the series kernel booted with
 sysctl.kernel.time32_syscalls=deny: the runtime policy is the compiled-out
-kernel, call for call (docs/kernel-series.md, patches 0002-0006).
+kernel, call for call (docs/kernel-series.md, patches 0003-0010).
 
 Compared per (probe, flavour, call): the outcome (the errno, the signal that
 killed a child, or "ok"; a call the ABI lacks is ENOSYS with "absent"), not the values, which hold times. The

@@ -8,7 +8,7 @@
  * system calls it made and the times it was handed truncated to 32 bits
  * (or passed as a negative 32-bit time) since its last execve:
  * "Time32_syscalls:" and "Time32_truncations:" in /proc/<pid>/status
- * (kernel-series/0014). Unlike the `log` policy's kernel lines, which are
+ * (kernel-series/0015). Unlike the `log` policy's kernel lines, which are
  * ratelimited, the counts are never dropped; they go when the process does.
  * So the program runs traced (ptrace, with every fork, vfork, clone, exec
  * and exit reported), and when a process is about to exit (the

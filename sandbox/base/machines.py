@@ -122,7 +122,7 @@ X86_64 = Machine(
     # retain_initrd: the kernel keeps the initramfs archive instead of
     # poisoning every page of it (0xcc) before freeing it: 11 million of the
     # 92 million instructions to /init under warp (docs/time-warp.md).
-    # lapic_timer_khz (kernel-series 0027): QEMU's local APIC counts at 1 GHz
+    # lapic_timer_khz (kernel-series/aids/0001): QEMU's local APIC counts at 1 GHz
     # of guest time, so the kernel need not calibrate it against the PIT: two
     # 100 ms busy-waits, about 1 s of wall time of a boot under warp.
     # reboot=t: after a panic (panic=-1) the kernel resets by a triple fault,

@@ -33,7 +33,7 @@ NEEDED = {
     "armhf": ("CONFIG_AEABI", "CONFIG_VFP", "CONFIG_ARCH_VIRT", "CONFIG_SERIAL_AMBA_PL011",
               "CONFIG_SERIAL_AMBA_PL011_CONSOLE", "CONFIG_VIRTIO_MMIO", "CONFIG_VIRTIO_CONSOLE"),
 }
-SERIES = "CONFIG_TIME32_SYSCALL_POLICY"  # kernel.time32_syscalls (kernel-series/ 0002)
+SERIES = "CONFIG_TIME32_SYSCALL_POLICY"  # kernel.time32_syscalls (kernel-series 0003, 0014)
 OLD_CALLS = "CONFIG_COMPAT_32BIT_TIME"  # without it, every time32 system call is ENOSYS
 
 

@@ -104,7 +104,7 @@ CLOCK_SLACK_SECONDS = 600
 """Guest seconds the clock may be past the RTC's start once the system has
 settled (booting and settling take some minutes of guest time at most)."""
 RTC_PAST_2038 = "rtc_core.hctosys_beyond_2038=1"
-"""The series kernel's word (kernel-series/0001-rtc-class-...): a 32-bit kernel
+"""The series kernel's word (kernel-series/0002-rtc-class-...): a 32-bit kernel
 sets the clock from an RTC past 2038 (it refuses by default, as mainline does,
 and the clock starts in 1970)."""
 
