@@ -19,6 +19,7 @@ from sandbox.audit.runtime.corpus import run_corpus
 from sandbox.audit.static import audit_static
 from sandbox.app.benchmarks_doc import add_entry
 from sandbox.app.figures import Figure, render
+from sandbox.app.futex_bench import futex_figures
 from sandbox.app.speed import speed_figures
 from sandbox.base import paths
 from sandbox.guest.deadline import Deadline
@@ -202,11 +203,13 @@ def _cpus() -> int:
 def bench(machine: Machine, cold: bool = True, static_audit_only: bool = False,
           runtime_audit_only: bool = False, speed_only: bool = False, suite: bool = True,
           cold_ci: bool = False, command: str = "just bench",
-          system_only: bool = False) -> Path:
+          system_only: bool = False, futex_only: bool = False) -> Path:
     what = ("speed figures" if speed_only else "static audit figures" if static_audit_only
             else "runtime audit figures" if runtime_audit_only else "system figures" if system_only
-            else "build, boot, audit and speed figures")
-    if system_only:  # a system image and one boot of it
+            else "futex_time32 figures" if futex_only else "build, boot, audit and speed figures")
+    if futex_only:  # two kernels of each 32-bit machine, one boot each
+        figures = futex_figures()
+    elif system_only:  # a system image and one boot of it
         figures = system_figures(paths.new_results_dir("bench-system"))
     elif speed_only:
         figures = speed_figures(prepare_target(machine), suite, cold_ci)

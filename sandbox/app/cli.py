@@ -112,6 +112,9 @@ def parser() -> argparse.ArgumentParser:
                    help="only the fresh-machine check: the README's set-up lines up to `just demo` in a pristine "
                         "Debian 12 root (mmdebstrap, chroot; root; 20-60 min, cold), each phase timed")
     b.add_argument("--keep-root", action="store_true", help="with --fresh-machine: keep the root in /var/tmp")
+    b.add_argument("--futex", action="store_true",
+                   help="only the futex_time32 round trips: pristine against series kernels on i386 and "
+                        "armhf, under allow (kernel-series 0028)")
     b.add_argument("--system", action="store_true",
                    help="only the whole-system figures: the Debian 12 armhf image's build and size, power-on "
                         "to settled, the night across the rollover under warp (docs/system-rehearsal.md)")

@@ -231,7 +231,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from sandbox.app.bench import bench  # only bench needs its imports
     bench(machine(args.machine), cold=not args.no_cold, static_audit_only=args.static_audit,
           runtime_audit_only=args.runtime_audit, speed_only=args.speed, suite=args.suite, cold_ci=args.cold_ci,
-          command=" ".join(["just bench", *sys.argv[2:]]), system_only=args.system)
+          command=" ".join(["just bench", *sys.argv[2:]]), system_only=args.system,
+          futex_only=args.futex)
     return EXIT_PASSED
 
 

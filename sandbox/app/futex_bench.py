@@ -1,0 +1,92 @@
+"""`just bench --futex`: what a futex_time32 round trip costs on the
+pristine kernel and on the series kernel under allow (kernel-series 0028
+keeps the calls that pass no time off the accounting path), measured in
+the guest by /tools/futexbench (rootfs/probes/futexbench.c), on the
+32-bit machines, whose every futex call is futex_time32.
+
+Figures, never assertions: the same guest runs the tool RUNS times; the
+figure is the median, the note gives the spread, and the ratio figure
+(series / pristine) is what "within noise" is read from.
+"""
+from __future__ import annotations
+
+import json
+import statistics
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandbox.app.figures import Figure
+from sandbox.base.machines import machine
+from sandbox.base.progress import say
+from sandbox.guest.deadline import Deadline
+from sandbox.guest.qemu import Guest
+from sandbox.guest.target import prepare_target
+
+MACHINES = ("i386", "armhf")
+VARIANTS = ("pristine", "series")
+RUNS = 7
+ITERATIONS = 100_000
+RTC = "2038-01-19T03:10:00"
+KINDS = ("wake_ns", "timed_ns")
+NOISE_GOAL = 1.05  # series within 5% of pristine: what "nothing measurable" is read against
+
+
+@dataclass(frozen=True)
+class Timings:
+    """The tool's mean ns per call, one value per run, for each kind of call."""
+
+    machine: str
+    variant: str
+    runs: dict[str, tuple[int, ...]]
+
+    def median(self, kind: str) -> float:
+        return float(statistics.median(self.runs[kind]))
+
+    def spread(self, kind: str) -> str:
+        values = self.runs[kind]
+        return f"{min(values)}-{max(values)} ns over {len(values)} runs"
+
+
+def parse_runs(lines: list[str]) -> dict[str, tuple[int, ...]]:
+    """The tool's JSON lines, one per run, as a tuple of values per kind (pure)."""
+    rows = [json.loads(line) for line in lines if line.startswith("{")]
+    if not rows:
+        raise ValueError("futexbench printed no result")
+    return {kind: tuple(int(row[kind]) for row in rows) for kind in KINDS}
+
+
+def measure(machine_name: str, variant: str, runs: int = RUNS, iterations: int = ITERATIONS) -> Timings:
+    """One boot of the machine's kernel of this variant, the tool run `runs` times."""
+    target = prepare_target(machine(machine_name), variant)
+    say(f"futex round trips on {machine_name}/{variant} ({target.accel.name}): {runs} runs of {iterations}")
+    lines = []
+    with tempfile.TemporaryDirectory(prefix="y2038-futex-bench-") as tmp:
+        with Guest(target.boot(RTC, Path(tmp))) as guest:
+            guest.wait_ready(Deadline(120))
+            for _ in range(runs):
+                reply = guest.run(f"/tools/futexbench {iterations}", Deadline(600))
+                if reply.exit_code != 0:
+                    raise RuntimeError(f"futexbench failed on {machine_name}/{variant}: {reply.text.strip()}")
+                lines += reply.text.splitlines()
+    return Timings(machine_name, variant, parse_runs(lines))
+
+
+def figures_of(timings: list[Timings]) -> list[Figure]:
+    """A figure per machine, variant and kind, then series / pristine (pure)."""
+    by = {(t.machine, t.variant): t for t in timings}
+    out = []
+    for (name, variant), t in by.items():
+        out += [Figure(f"futex_time32 {kind[:-3]}, {name} {variant}", t.median(kind), "ns",
+                       note=f"median; {t.spread(kind)}") for kind in KINDS]
+    for name in sorted({t.machine for t in timings}):
+        if (name, "pristine") in by and (name, "series") in by:
+            for kind in KINDS:
+                ratio = by[(name, "series")].median(kind) / by[(name, "pristine")].median(kind)
+                out.append(Figure(f"futex_time32 {kind[:-3]}, {name} series / pristine", ratio, "x",
+                                  note="allow: kernel-series 0028", goal=NOISE_GOAL))
+    return out
+
+
+def futex_figures(machines: tuple[str, ...] = MACHINES) -> list[Figure]:
+    return figures_of([measure(name, variant) for name in machines for variant in VARIANTS])
