@@ -35,8 +35,8 @@ def apic_period(target: Target, evidence: Path, with_rate: bool) -> tuple[str, i
     period ("preset" or "calibrated") and the period, from the console."""
     machine = target.machine
     if not with_rate:
-        machine = replace(machine, boot_append=tuple(a for a in machine.boot_append
-                                                     if not a.startswith("lapic_timer_khz=")))
+        machine = replace(machine, qemu=replace(machine.qemu, boot_append=tuple(
+            a for a in machine.qemu.boot_append if not a.startswith("lapic_timer_khz="))))
     evidence.mkdir(parents=True, exist_ok=True)
     request = BootRequest(machine, target.kernel.boot_image, target.initramfs.path, RTC,
                           target.accel.name, evidence, append=("apic=verbose",), warp=True)

@@ -61,7 +61,7 @@ def target_with(machine: Machine, kernel: KernelArtifact, tree: str | None = DEF
     """A target booting this kernel (a variant's, or a regression mutant's)."""
     initramfs = build_initramfs(machine.name)
     choice = accel.choose(
-        machine.qemu, machine.kvm_capable,
+        machine.qemu.binary, machine.qemu.kvm_capable,
         lambda name: boots_with(machine, kernel.boot_image, initramfs.path, name))
     say(f"accelerator for {machine.name}: {choice}")
     return Target(machine, kernel, initramfs, choice, tree)
