@@ -16,6 +16,7 @@ from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import GuestHung
 from sandbox.system import boot as system_boot
 from sandbox.system import phases
+from sandbox.system.rehearse import observed_from
 
 START = "2038-01-19T02:30:00"
 END = parse_time("2038-01-19T04:00:00Z")
@@ -110,3 +111,17 @@ def test_a_system_that_never_settles_is_a_hang_with_what_was_seen(guest: type[Sy
     seen = drive(tmp_path)
     assert seen.outcome == "hang" and seen.init == "systemd"
     assert seen.failure == "the system never settled: no answer from the guest agent within 600s"
+
+
+def test_what_was_seen_is_written_and_read_back(guest: type[SystemGuest], tmp_path: Path) -> None:
+    seen = drive(tmp_path)
+    evidence = tmp_path / "ev"
+    system_boot.write_evidence(seen, evidence)
+    names = {p.relative_to(evidence).as_posix() for p in evidence.rglob("*") if p.is_file()}
+    assert names == {"units-before.txt", "units-after.txt", "timeline.json", "kernel.log", "boot.json",
+                     "journal/system.journal", *(look.name for look in phases.FINAL_LOOKS)}
+    assert (evidence / "journal" / "system.journal").read_bytes() == seen.journal_files[JOURNAL]
+    assert json.loads((evidence / "boot.json").read_text())["outcome"] == "completed"
+    (evidence / "journal.json").write_text("")
+    observed = observed_from(evidence)
+    assert (observed.start, observed.end, observed.timeline) == (seen.start_clock, seen.end_clock, seen.timeline)

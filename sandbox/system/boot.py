@@ -18,6 +18,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandbox.base import evidence as files
+from sandbox.base.evidence import Evidence
 from sandbox.base.timefmt import format_time, parse_time
 from sandbox.guest import protocol
 from sandbox.guest.deadline import Deadline
@@ -159,7 +161,7 @@ def drive(boot: SystemBoot, end: int, evidence: Path, at: int | None = None) -> 
 
 def _console(evidence: Path) -> str:
     try:
-        return (evidence / "console.log").read_text("utf-8", "replace")
+        return Evidence(evidence).console.read_text("utf-8", "replace")
     except OSError:
         return ""
 
@@ -177,18 +179,16 @@ def _system_line(evidence: Path) -> str:
 
 
 def write_evidence(seen: Seen, evidence: Path) -> None:
-    evidence.mkdir(parents=True, exist_ok=True)
-    (evidence / "units-before.txt").write_text(seen.units_before)
-    (evidence / "units-after.txt").write_text(seen.units_after)
-    (evidence / "timeline.json").write_text(json.dumps(seen.timeline, indent=1) + "\n")
-    (evidence / "kernel.log").write_text(seen.kernel_log)
+    folder = Evidence(evidence)
+    folder.write(files.UNITS_BEFORE, seen.units_before)
+    folder.write(files.UNITS_AFTER, seen.units_after)
+    folder.write(files.TIMELINE, json.dumps(seen.timeline, indent=1) + "\n")
+    folder.write(files.KERNEL_LOG, seen.kernel_log)
     for name, text in seen.looks.items():
-        (evidence / name).write_text(text)
-    journal = evidence / "journal"
+        folder.write(name, text)
     for path, data in seen.journal_files.items():
-        journal.mkdir(exist_ok=True)
-        (journal / Path(path).name).write_bytes(data)
-    (evidence / "boot.json").write_text(json.dumps({
+        folder.write_bytes(f"{files.JOURNAL}/{Path(path).name}", data)
+    folder.write(files.SYSTEM_BOOT, json.dumps({
         "outcome": seen.outcome, "failure": seen.failure, "init": seen.init, "settled": seen.settled,
         "start": format_time(seen.start_clock) if seen.start_clock else "",
         "end": format_time(seen.end_clock) if seen.end_clock else "",
