@@ -6,7 +6,6 @@ config change costs). Cached: build_kernel() when the artifact exists.
 """
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import time
@@ -21,6 +20,7 @@ from sandbox.app.benchmarks_doc import add_entry
 from sandbox.app.figures import Figure, render
 from sandbox.app.speed import speed_figures
 from sandbox.base import paths
+from sandbox.base.evidence import BENCH, Session
 from sandbox.guest.deadline import Deadline
 from sandbox.build.kernel import (KernelRequest, build_kernel, ccache_counts, compile_in, debian_version, locked,
                      source_for)
@@ -223,8 +223,7 @@ def bench(machine: Machine, cold: bool = True, static_audit_only: bool = False,
         figures = (build_figures(machine, cold) + userland_figures(target)
                    + static_audit_figures(machine) + agreement_figures() + runtime_audit_figures(machine)
                    + speed_figures(target, suite, cold_ci))
-    out = paths.new_results_dir("bench") / "bench.json"
-    out.write_text(json.dumps([f.__dict__ for f in figures], indent=2) + "\n")
+    out = Session(paths.new_results_dir("bench")).write_json(BENCH, [f.__dict__ for f in figures])
     print(render(figures))
     print(f"\nfigures: {out}\nwritten into {add_entry(what, figures, command)}")
     return out

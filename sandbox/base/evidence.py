@@ -74,6 +74,11 @@ SYSTEM_IMAGE = "system.ext4"  # the image a root filesystem given by the user is
 
 MUTANTS = "mutants.txt"
 """A mutants session's table (sandbox/app/verbs.py mutants)."""
+BENCH = "bench.json"
+FRESH_MACHINE_LOG = "fresh-machine.log"
+FRESH_MACHINE_FIGURES = "figures.txt"
+FRESH_MACHINE_JSON = "fresh-machine.json"
+"""The folders of `just bench` and `just bench --fresh-machine` (sandbox/app/bench.py, fresh_machine.py)."""
 
 FILES = (CONSOLE, KERNEL_LOG, AGENT_LOG, OBSERVATIONS, RUN, VERDICTS, REPORT, QEMU_COMMAND, QEMU_LOG,
          DISKS, FACTS, SCENARIO_COPY)
