@@ -449,8 +449,8 @@ def test_the_shim_builds_and_wraps_only_32bit_time_names(machine: str, tmp_path:
     """Each name it exports is one a 32-bit time_t program binds (the static
     audit's own list), so a time64 program never reaches it."""
     target = MACHINES[machine]
-    if shutil.which(target.cc) is None:
-        pytest.skip(f"{target.cc} not installed")
+    if shutil.which(target.toolchain.cc) is None:
+        pytest.skip(f"{target.toolchain.cc} not installed")
     out = tmp_path / "shim.so"
     subprocess.run(shim_command(target, out), check=True)
     objdump = shutil.which("arm-linux-gnueabihf-objdump") if machine == "armhf" else "objdump"
