@@ -18,7 +18,7 @@ import pytest
 from sandbox.base.machines import QEMU_APIC_KHZ
 from sandbox.build.kconfig import parse_config
 from sandbox.guest.deadline import Deadline
-from sandbox.guest.qemu import BootRequest, Guest
+from sandbox.guest.qemu import Guest
 from sandbox.guest.target import Target
 
 RTC = "2038-01-19T03:13:50"
@@ -35,11 +35,10 @@ def apic_period(target: Target, evidence: Path, with_rate: bool) -> tuple[str, i
     period ("preset" or "calibrated") and the period, from the console."""
     machine = target.machine
     if not with_rate:
-        machine = replace(machine, boot_append=tuple(a for a in machine.boot_append
-                                                     if not a.startswith("lapic_timer_khz=")))
+        machine = replace(machine, qemu=replace(machine.qemu, boot_append=tuple(
+            a for a in machine.qemu.boot_append if not a.startswith("lapic_timer_khz="))))
     evidence.mkdir(parents=True, exist_ok=True)
-    request = BootRequest(machine, target.kernel.boot_image, target.initramfs.path, RTC,
-                          target.accel.name, evidence, append=("apic=verbose",), warp=True)
+    request = replace(target, machine=machine).boot(RTC, evidence, append=("apic=verbose",), warp=True)
     with Guest(request) as guest:
         guest.wait_ready(Deadline(60))
     console = (evidence / "console.log").read_text()

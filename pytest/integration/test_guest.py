@@ -11,7 +11,7 @@ import pytest
 
 from sandbox.guest import klog
 from sandbox.guest.deadline import Deadline
-from sandbox.guest.qemu import BootRequest, Guest, GuestDied, GuestHung
+from sandbox.guest.qemu import Guest, GuestDied, GuestHung
 from sandbox.run.runner import classify
 from sandbox.guest.target import Target
 from sandbox.base.timefmt import parse_time
@@ -20,9 +20,7 @@ RTC = "2038-01-19T03:13:50"
 
 
 def boot(target: Target, evidence: Path) -> Guest:
-    request = BootRequest(target.machine, target.kernel.boot_image,
-                          target.initramfs.path, RTC, target.accel.name, evidence)
-    return Guest(request)
+    return Guest(target.boot(RTC, evidence))
 
 
 def alive(pid: int) -> bool:
@@ -92,8 +90,7 @@ def test_kernel_panic_on_the_command_line_is_no_panic(y2038_target: Callable[...
     "Kernel command line:", "Unknown kernel command line parameters"): words
     a scenario adds must not turn a hang into a panic."""
     target = y2038_target()
-    request = BootRequest(target.machine, target.kernel.boot_image, target.initramfs.path, RTC,
-                          target.accel.name, y2038_evidence, append=("Kernel", "panic", "-", "not", "syncing"))
+    request = target.boot(RTC, y2038_evidence, append=("Kernel", "panic", "-", "not", "syncing"))
     with Guest(request) as guest:
         guest.wait_ready(Deadline(60))
         with pytest.raises(GuestHung) as hung:

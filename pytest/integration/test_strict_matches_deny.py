@@ -42,7 +42,7 @@ DENY = "sysctl.kernel.time32_syscalls=deny"
 
 
 def every_probe(machine_name: str, variant: str, kernel_args: tuple[str, ...]) -> Scenario:
-    flavours = MACHINES[machine_name].flavours
+    flavours = MACHINES[machine_name].toolchain.flavours
     steps = tuple(
         ProbeStep(index, probe.name, probe.name,
                   tuple(f for f in probe.flavours if f in flavours), ARGS.get(probe.name, ()))

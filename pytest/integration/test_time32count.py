@@ -11,7 +11,7 @@ from typing import Callable
 
 from sandbox.audit.runtime.facts import process_counts
 from sandbox.guest.deadline import Deadline
-from sandbox.guest.qemu import BootRequest, Guest
+from sandbox.guest.qemu import Guest
 from sandbox.guest.target import Target
 
 RTC = "2038-01-19T03:00:00"
@@ -32,8 +32,7 @@ def seconds_of(text: str) -> float:
 def test_time32count_finds_every_one_of_1000_processes(y2038_target: Callable[..., Target],
                                                        y2038_evidence: Path) -> None:
     target = y2038_target("armhf")
-    request = BootRequest(target.machine, target.kernel.boot_image, target.initramfs.path, RTC,
-                          target.accel.name, y2038_evidence)
+    request = target.boot(RTC, y2038_evidence)
     with Guest(request) as guest:
         guest.wait_ready(Deadline(120))
         guest.run("/tools/sysctl kernel.time32_syscalls log && dmesg -c >/dev/null", Deadline(30))

@@ -29,8 +29,8 @@ def corpus(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
     folders = []
     for name in MACHINE_NAMES:
         machine = MACHINES[name]
-        if not shutil.which(machine.cc):
-            pytest.skip(f"no {machine.cc} here")
+        if not shutil.which(machine.toolchain.cc):
+            pytest.skip(f"no {machine.toolchain.cc} here")
         folders.append(build_probes(machine, tmp_path_factory.mktemp(f"{name}-{linkage}"), linkage, PROBES))
     result = audit_static([str(f) for f in folders])
     assert result.rejected == []

@@ -37,6 +37,7 @@ from sandbox.audit.shim import SOURCE, shim_command
 from sandbox.audit.static import StaticAudit, audit_pairs
 from sandbox.audit.symbols import load_symbols
 from sandbox.base.errors import SandboxError
+from sandbox.base.evidence import Evidence
 from sandbox.base.machines import X86_64
 from sandbox.build.deps import cflags32
 from sandbox.base.machines import MACHINES
@@ -359,7 +360,7 @@ def test_the_overlay_holds_a_root_whole_with_its_mount_points(tmp_path: Path) ->
     (tree / "tmp").mkdir()
     shim = tmp_path / "shim.so"
     shim.write_bytes(b"so")
-    out = overlay_archive((("userlands/rootfs-x/.y2038/time32-refusals.so", shim),), tmp_path / "o.cpio",
+    out = overlay_archive((("userlands/rootfs-x/.y2038/time32-refusals.so", shim),), Evidence(tmp_path),
                           (("userlands/rootfs-x", tree),))
     listing = subprocess.run(["cpio", "-it"], stdin=out.open("rb"), capture_output=True, text=True).stdout.split()
     for name in ("userlands/rootfs-x/bin/busybox", "userlands/rootfs-x/bin/sh", "userlands/rootfs-x/proc",
@@ -377,7 +378,7 @@ def test_two_roots_share_the_overlays_folders(tmp_path: Path) -> None:
         (tree / "bin").mkdir(parents=True)
         (tree / "bin" / "sh").write_bytes(name.encode())
         trees.append((f"userlands/rootfs-{name}", tree))
-    out = overlay_archive((), tmp_path / "o.cpio", tuple(trees))
+    out = overlay_archive((), Evidence(tmp_path), tuple(trees))
     listing = subprocess.run(["cpio", "-it"], stdin=out.open("rb"), capture_output=True, text=True).stdout.split()
     assert listing.count("userlands") == 1
     assert "userlands/rootfs-a/bin/sh" in listing and "userlands/rootfs-b/bin/sh" in listing
@@ -448,8 +449,8 @@ def test_the_shim_builds_and_wraps_only_32bit_time_names(machine: str, tmp_path:
     """Each name it exports is one a 32-bit time_t program binds (the static
     audit's own list), so a time64 program never reaches it."""
     target = MACHINES[machine]
-    if shutil.which(target.cc) is None:
-        pytest.skip(f"{target.cc} not installed")
+    if shutil.which(target.toolchain.cc) is None:
+        pytest.skip(f"{target.toolchain.cc} not installed")
     out = tmp_path / "shim.so"
     subprocess.run(shim_command(target, out), check=True)
     objdump = shutil.which("arm-linux-gnueabihf-objdump") if machine == "armhf" else "objdump"

@@ -193,7 +193,7 @@ IMAGES = (AttachedDisk("ext4-128", Path("/c/a/disk.img")), AttachedDisk("xfs", P
 
 
 def test_qemu_disk_args_attach_in_order_with_serials() -> None:
-    assert disk_args(MACHINES["x86_64"], IMAGES) == [
+    assert disk_args(MACHINES["x86_64"].qemu, IMAGES) == [
         "-drive", "file=/c/a/disk.img,if=none,format=raw,id=disk0,snapshot=on",
         "-device", "virtio-blk-device,drive=disk0,serial=ext4-128",
         # a comma in a path is doubled, as QEMU's option parser wants
@@ -203,13 +203,13 @@ def test_qemu_disk_args_attach_in_order_with_serials() -> None:
 
 
 def test_no_disks_no_arguments() -> None:
-    assert disk_args(MACHINES["x86_64"], ()) == []
+    assert disk_args(MACHINES["x86_64"].qemu, ()) == []
 
 
 def test_every_machine_names_its_block_device_model() -> None:
     # every machine's virtio devices are virtio-mmio ones: no PCI bus (microvm, -M virt)
-    assert {m.block_device for m in MACHINES.values()} == {"virtio-blk-device"}
-    assert {m.net_device for m in MACHINES.values()} == {"virtio-net-device"}
+    assert {m.qemu.block_device for m in MACHINES.values()} == {"virtio-blk-device"}
+    assert {m.qemu.net_device for m in MACHINES.values()} == {"virtio-net-device"}
 
 
 def test_qemu_argv_carries_the_boot_request_disks(tmp_path: Path) -> None:
@@ -219,7 +219,7 @@ def test_qemu_argv_carries_the_boot_request_disks(tmp_path: Path) -> None:
     with_disks = qemu_argv(BootRequest(**{**base.__dict__, "disks": IMAGES}))
     assert "-drive" not in without
     assert with_disks[:len(without)] == without
-    assert with_disks[len(without):] == disk_args(MACHINES["x86_64"], IMAGES)
+    assert with_disks[len(without):] == disk_args(MACHINES["x86_64"].qemu, IMAGES)
 
 
 # --- mounting in the guest ----------------------------------------------------

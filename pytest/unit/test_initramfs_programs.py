@@ -32,14 +32,14 @@ def inputs(name: str) -> _Inputs:
 def built_tree(root: Path, name: str) -> Path:
     """What `make MULTICALL=1` leaves in OUT for the machine."""
     machine = MACHINES[name]
-    for flavour in machine.flavours:
+    for flavour in machine.toolchain.flavours:
         (root / flavour).mkdir(parents=True)
         (root / flavour / MULTICALL).write_bytes(f"ELF {flavour}".encode())
         for probe in MANIFEST.catalogue.names():
             os.symlink(MULTICALL, root / flavour / probe)
     (root / "tools").mkdir()
     for tool in MANIFEST.catalogue.tools:
-        os.symlink(f"../{machine.tools_flavour}/{MULTICALL}", root / "tools" / tool)
+        os.symlink(f"../{machine.toolchain.tools_flavour}/{MULTICALL}", root / "tools" / tool)
     return root
 
 
@@ -48,16 +48,16 @@ def test_one_binary_per_flavour_and_every_name_a_symlink_to_it(tmp_path: Path, n
     machine = MACHINES[name]
     entries = {e.name: e for e in _programs(inputs(name), built_tree(tmp_path, name))}
     files = {n: e.data for n, e in entries.items() if stat.S_ISREG(e.mode)}
-    assert files == {f"{MANIFEST.probes_dir}/{f}/{MULTICALL}": f"ELF {f}".encode() for f in machine.flavours}
+    assert files == {f"{MANIFEST.probes_dir}/{f}/{MULTICALL}": f"ELF {f}".encode() for f in machine.toolchain.flavours}
     links = {n: e.data.decode() for n, e in entries.items() if stat.S_ISLNK(e.mode)}
     for probe in MANIFEST.catalogue.probes:
-        for flavour in machine.flavours:
+        for flavour in machine.toolchain.flavours:
             if flavour in probe.flavours:
                 assert links.pop(f"{MANIFEST.probes_dir}/{flavour}/{probe.name}") == MULTICALL
     for tool in MANIFEST.catalogue.tools:
-        assert links.pop(f"{MANIFEST.tools_dir}/{tool}") == f"/{MANIFEST.probes_dir}/{machine.tools_flavour}/{MULTICALL}"
+        assert links.pop(f"{MANIFEST.tools_dir}/{tool}") == f"/{MANIFEST.probes_dir}/{machine.toolchain.tools_flavour}/{MULTICALL}"
     # the kernel starts /init by that name; the multicall runs probes/init.c
-    assert links.pop("init") == f"/{MANIFEST.probes_dir}/{machine.tools_flavour}/{MULTICALL}"
+    assert links.pop("init") == f"/{MANIFEST.probes_dir}/{machine.toolchain.tools_flavour}/{MULTICALL}"
     assert links == {}
 
 

@@ -193,7 +193,8 @@ def fake_guest(tmp_path: Path, action: str) -> Guest:
     qemu = tmp_path / "qemu-fake"
     qemu.write_text(FAKE_QEMU.format(after=action or "nothing", action=action))
     qemu.chmod(0o755)
-    machine = dataclasses.replace(MACHINES["x86_64"], qemu=str(qemu))
+    x86_64 = MACHINES["x86_64"]
+    machine = dataclasses.replace(x86_64, qemu=dataclasses.replace(x86_64.qemu, binary=str(qemu)))
     return Guest(BootRequest(machine, Path("/k"), Path("/i"), "2038-01-19T03:13:50", "tcg", tmp_path / "ev"))
 
 
@@ -280,7 +281,8 @@ def test_a_run_ended_by_a_signal_or_a_bug_keeps_its_evidence(tmp_path: Path, err
 ])
 def test_qemu_that_stops_before_the_console_exists_is_infrastructure(tmp_path: Path, qemu: str,
                                                                      detail: str) -> None:
-    boot = dataclasses.replace(BOOT, machine=dataclasses.replace(BOOT.machine, qemu=qemu))
+    machine = dataclasses.replace(BOOT.machine, qemu=dataclasses.replace(BOOT.machine.qemu, binary=qemu))
+    boot = dataclasses.replace(BOOT, machine=machine)
     record = run_scenario(suite.load(ROLLOVER), prepared(suite.load(ROLLOVER), tmp_path / "ev", boot))
     assert record.outcome == "guest-exited" and record.detail.startswith(detail)
     assert record.infrastructure_failed and not (tmp_path / "ev" / "console.log").exists()

@@ -48,7 +48,7 @@ def test_a_tree_built_in_place_is_refused(tmp_path: Path) -> None:
 
 def test_our_fragments_are_common_and_the_machine_never_the_series() -> None:
     for name, m in MACHINES.items():
-        assert [p.name for p in fragments_for(m)] == ["common.config", m.config_fragment]
+        assert [p.name for p in fragments_for(m)] == ["common.config", m.kernel.config_fragment]
 
 
 def test_the_machine_of_a_config() -> None:

@@ -17,7 +17,7 @@ from sandbox.guest.protocol import Reply
 from sandbox.guest.qemu import BootRequest
 from sandbox.scenario import suite
 
-FLAVOURS = MACHINES["x86_64"].flavours
+FLAVOURS = MACHINES["x86_64"].toolchain.flavours
 
 
 class Watched(ReplayGuest):

@@ -38,7 +38,7 @@ def test_the_images_lie_one_after_the_other_in_reserved_ram(tmp_path: Path) -> N
     req = request(tmp_path, 5 * MIB, 3 * MIB + 1)
     qemu, kernel, added = memory_disk_args(req)
     first, second = MEMORY_DISKS_AT_MIB, MEMORY_DISKS_AT_MIB + 6  # 5 MiB rounded up to 6
-    assert memory_regions(req.machine, None, req.memory_disks) == (MemoryRegion(first, 6), MemoryRegion(second, 4))
+    assert memory_regions(req.machine.qemu, None, req.memory_disks) == (MemoryRegion(first, 6), MemoryRegion(second, 4))
     assert kernel == (f"memmap=6M${first}M", f"memmap=4M${second}M")
     assert qemu == ("-device", f"loader,file={tmp_path}/u0.ext4,addr={first * MIB:#x},force-raw=on",
                     "-device", f"loader,file={tmp_path}/u1.ext4,addr={second * MIB:#x},force-raw=on")
@@ -58,7 +58,7 @@ def test_on_arm_the_disks_lie_above_the_kernels_memory(tmp_path: Path) -> None:
     it: the disks go above the kernel's memory, which `mem=` keeps it to."""
     req = replace(request(tmp_path, 5 * MIB, 3 * MIB), machine=MACHINES["armhf"], memory_mib=300)
     qemu, kernel, added = memory_disk_args(req)
-    assert memory_regions(req.machine, req.memory_mib, req.memory_disks) == (
+    assert memory_regions(req.machine.qemu, req.memory_mib, req.memory_disks) == (
         MemoryRegion(1024 + 300, 6), MemoryRegion(1024 + 306, 4))
     assert kernel == ("mem=300M", f"vmalloc={240 + 10}M") and added == 10
     assert f"addr={(1024 + 300) * MIB:#x}" in qemu[1] and f"addr={(1024 + 306) * MIB:#x}" in qemu[3]

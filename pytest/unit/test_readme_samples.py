@@ -40,7 +40,7 @@ def test_the_rollover_matrix_is_what_report_text_renders(tmp_path: Path) -> None
 def test_the_live_lines_are_what_the_live_view_prints(tmp_path: Path) -> None:
     transcript, console = captured("live")
     out = io.StringIO()
-    view = LiveView(MACHINES["x86_64"].flavours, out, colour=False)
+    view = LiveView(MACHINES["x86_64"].toolchain.flavours, out, colour=False)
 
     def start(request: BootRequest) -> ReplayGuest:
         return ReplayGuest(request, transcript, console)

@@ -66,7 +66,7 @@ def test_the_captured_demo_run_completes_and_passes(tmp_path: Path) -> None:
     judged, guest = replay(tmp_path, transcript, console)
     record = judged.record
     assert (record.outcome, record.detail, record.release) == ("completed", "", "6.1.192+")
-    shells = [c.shell for c in plan(suite.load(ROLLOVER).steps, BOOT.machine.flavours, "native64")]
+    shells = [c.shell for c in plan(suite.load(ROLLOVER).steps, BOOT.machine.toolchain.flavours, "native64")]
     assert guest.commands == shells + ["dmesg"]
     assert judged.passed and len(judged.result.verdicts) == 24
     assert exit_code([judged]) == EXIT_PASSED
@@ -144,7 +144,7 @@ def test_a_guest_that_falls_silent_is_a_hang(tmp_path: Path) -> None:
     transcript, console = captured("hang")
     judged, guest = replay(tmp_path, transcript, console, ending="hung")
     assert judged.record.outcome == "hang"
-    assert guest.commands == [plan(suite.load(ROLLOVER).steps, BOOT.machine.flavours)[0].shell]
+    assert guest.commands == [plan(suite.load(ROLLOVER).steps, BOOT.machine.toolchain.flavours)[0].shell]
     assert "hang:" in (judged.record.evidence / "report.txt").read_text()
     assert exit_code([judged]) == EXIT_INFRA
 

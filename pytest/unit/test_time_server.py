@@ -103,9 +103,9 @@ def test_bad_ntp_input_gives_one_line_naming_file_and_key(text: str, message: st
 
 def test_the_link_is_one_datagram_socket_pair_and_no_link_is_no_nic(tmp_path: Path) -> None:
     machine = MACHINES["armhf"]
-    assert link_args(machine, None) == ["-nic", "none"]
+    assert link_args(machine.qemu, None) == ["-nic", "none"]
     link = Link(tmp_path / "a,b", tmp_path / "c", "52:54:00:38:00:02")
-    netdev, device = link_args(machine, link)[1], link_args(machine, link)[3]
+    netdev, device = link_args(machine.qemu, link)[1], link_args(machine.qemu, link)[3]
     assert netdev == (f"dgram,id=link,local.type=unix,local.path={tmp_path}/a,,b,"
                       f"remote.type=unix,remote.path={tmp_path}/c")
     assert device == "virtio-net-device,netdev=link,mac=52:54:00:38:00:02"

@@ -6,7 +6,6 @@ config change costs). Cached: build_kernel() when the artifact exists.
 """
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import time
@@ -22,6 +21,7 @@ from sandbox.app.figures import Figure, render
 from sandbox.app.futex_bench import futex_figures
 from sandbox.app.speed import speed_figures
 from sandbox.base import paths
+from sandbox.base.evidence import BENCH, Session
 from sandbox.guest.deadline import Deadline
 from sandbox.build.kernel import (KernelRequest, build_kernel, ccache_counts, compile_in, debian_version, locked,
                      source_for)
@@ -30,13 +30,16 @@ from sandbox.run.prepare import takes_memory_disks
 from sandbox.app.system_bench import system_figures
 from sandbox.guest.qemu import Guest
 from sandbox.build.userland import UserlandArtifact, build_userland, userland_image, with_userlands
-from sandbox.run.plan import userland_commands
+from sandbox.run import drive
+from sandbox.run.drive import Asked, Driven
+from sandbox.run.plan import GuestCommand, userland_commands
 from sandbox.build.dynamic_probes import build_probes
 from sandbox.guest.target import Target, prepare_target
 from sandbox.scenario.catalogue import load_catalogue
 from sandbox.scenario.userlands import load_userlands
 
 RTC = "2038-01-19T03:13:50"
+USERLAND_BOOT_SECONDS = 120.0  # to the agent, a userland in the initramfs or as a memory disk
 
 
 def build_figures(machine: Machine, cold: bool) -> list[Figure]:
@@ -66,8 +69,9 @@ def _boot_seconds(target: Target, initramfs: Path, memory_mib: int | None = None
     with tempfile.TemporaryDirectory(prefix="y2038-bench-") as tmp:
         request = target.boot(RTC, Path(tmp), initramfs=initramfs, memory_mib=memory_mib)
         with Guest(request) as guest:
-            guest.wait_ready(Deadline(120))
-            return guest.boot_seconds
+            driven: Driven[Asked] = Driven()
+            drive.boot(guest, Deadline(USERLAND_BOOT_SECONDS), driven, USERLAND_BOOT_SECONDS)
+            return driven.boot_seconds
 
 
 def _disk_boot_seconds(target: Target, artifact: UserlandArtifact) -> float:
@@ -78,13 +82,13 @@ def _disk_boot_seconds(target: Target, artifact: UserlandArtifact) -> float:
     with tempfile.TemporaryDirectory(prefix="y2038-bench-") as tmp:
         request = target.boot(RTC, Path(tmp), memory_disks=(image,), memory_disk_names=(name,))
         with Guest(request) as guest:
-            guest.wait_ready(Deadline(120))
+            driven: Driven[GuestCommand] = Driven()
+            drive.boot(guest, Deadline(USERLAND_BOOT_SECONDS), driven, USERLAND_BOOT_SECONDS)
             (mount,) = userland_commands((name,), request.disk_regions())
-            start = time.monotonic()
-            reply = guest.run(mount.shell, Deadline(60))
+            reply = drive.run_one(guest, mount, Deadline(60), driven)
             if reply.exit_code != 0:
                 raise RuntimeError(f"mounting {name}'s memory disk failed: {reply.stderr!r}")
-            return guest.boot_seconds + time.monotonic() - start
+            return driven.boot_seconds + driven.records[-1].seconds
 
 
 def userland_figures(target: Target) -> list[Figure]:
@@ -222,8 +226,7 @@ def bench(machine: Machine, cold: bool = True, static_audit_only: bool = False,
         figures = (build_figures(machine, cold) + userland_figures(target)
                    + static_audit_figures(machine) + agreement_figures() + runtime_audit_figures(machine)
                    + speed_figures(target, suite, cold_ci))
-    out = paths.new_results_dir("bench") / "bench.json"
-    out.write_text(json.dumps([f.__dict__ for f in figures], indent=2) + "\n")
+    out = Session(paths.new_results_dir("bench")).write_json(BENCH, [f.__dict__ for f in figures])
     print(render(figures))
     print(f"\nfigures: {out}\nwritten into {add_entry(what, figures, command)}")
     return out

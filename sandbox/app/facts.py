@@ -8,7 +8,6 @@ the evidence so that `just report` can rebuild the page from the folder alone
 """
 from __future__ import annotations
 
-import json
 import platform
 import subprocess
 import sys
@@ -16,7 +15,7 @@ import time
 from pathlib import Path
 
 from sandbox.base import evidence as files
-from sandbox.base.evidence import Evidence, write_atomically
+from sandbox.base.evidence import Evidence, Session
 from sandbox.base.paths import REPO
 from sandbox.build import deps
 from sandbox.guest.target import Target
@@ -72,12 +71,12 @@ def package_versions() -> dict[str, str]:
 
 def write_session(results: Path, argv: list[str] | None = None) -> None:
     """session.json of a results folder, once."""
-    path = results / files.SESSION
-    if path.exists():
+    session = Session(results)
+    if session.path(files.SESSION).exists():
         return
     commit = _quiet(["git", "-C", str(REPO), "rev-parse", "HEAD"]).strip()
     dirty = bool(_quiet(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"]).strip())
-    session = {
+    record = {
         "command": " ".join(argv if argv is not None else sys.argv),
         "started": _utc(time.time()),
         "host": f"{platform.node()} {platform.machine()} {platform.release()}",
@@ -85,4 +84,4 @@ def write_session(results: Path, argv: list[str] | None = None) -> None:
         "git": {"commit": commit, "dirty": dirty} if commit else {},
         "packages": package_versions(),
     }
-    write_atomically(path, json.dumps(session, indent=2) + "\n")
+    session.write_json(files.SESSION, record)

@@ -37,9 +37,11 @@ from typing import Iterator
 
 from sandbox.app.benchmarks_doc import add_entry
 from sandbox.app.figures import Figure, render
+from sandbox.base import evidence as files
 from sandbox.base import paths
 from sandbox.build import deps
 from sandbox.base.errors import InputError, SandboxError
+from sandbox.base.evidence import Session
 from sandbox.base.progress import PREFIX, say
 
 SUITE = "bookworm"
@@ -262,9 +264,9 @@ def run_in_root(root: Path, command: str, log: "Log") -> LineRun:
 
 
 class Log:
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.file = path.open("w")
+    def __init__(self, session: Session) -> None:
+        self.path = session.path(files.FRESH_MACHINE_LOG)
+        self.file = session.stream(files.FRESH_MACHINE_LOG)
 
     def write(self, text: str) -> None:
         self.file.write(text)
@@ -323,7 +325,8 @@ def fresh_machine(keep_root: bool = False) -> int:
         raise SandboxError("the fresh-machine check needs root (mmdebstrap, mount, chroot)")
     commands = setup_lines((paths.REPO / "README.md").read_text())
     results = paths.new_results_dir("fresh-machine")
-    log = Log(results / "fresh-machine.log")
+    session = Session(results)
+    log = Log(session)
     root = Path("/var/tmp") / f"y2038-{results.name}"
     say(f"fresh machine in {root}; the set-up lines: {' ; '.join(commands)}; log: {log.path}")
     runs: list[LineRun] = []
@@ -342,10 +345,10 @@ def fresh_machine(keep_root: bool = False) -> int:
         figures = figures_of(root_seconds, base, after, runs, simulated)
         text = render(figures)
         print(f"fresh-machine check at {commit}, {os.cpu_count()} CPUs, {time.strftime('%Y-%m-%d %H:%M')}\n{text}")
-        (results / "figures.txt").write_text(text + "\n")
+        session.write(files.FRESH_MACHINE_FIGURES, text + "\n")
         if runs and runs[-1].command.startswith(LAST_LINE) and runs[-1].exit_code == 0:
             say(f"written into {add_entry(WHAT, figures, 'just bench --fresh-machine')}")
-        (results / "fresh-machine.json").write_text(json.dumps(
+        session.write(files.FRESH_MACHINE_JSON, json.dumps(
             {"commit": commit, "commands": commands, "exit_codes": [r.exit_code for r in runs],
              "figures": [f.__dict__ for f in figures]}, indent=1) + "\n")
     finally:

@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from sandbox.base.evidence import OBSERVATIONS
+from sandbox.base.evidence import OBSERVATIONS, Session
 from sandbox.app.exit_codes import exit_code
 from sandbox.app.facts import write_session
 from sandbox.app.jobs import run_and_judge
@@ -102,8 +102,9 @@ def run_files(files: list[Path], machine_name: str | None, label: str, warp: boo
         print("PASSED" if judged.passed else shown(report.failure_report(judged.record, judged.result)))
 
     run_side_by_side(work, planned, jobs, StopScope(), Guest, show)
-    observations = results / OBSERVATIONS
-    with observations.open("w") as out:
+    session = Session(results)
+    observations = session.path(OBSERVATIONS)
+    with session.stream(OBSERVATIONS) as out:
         for judged in runs:
             for o in judged.record.observations:
                 out.write(json.dumps(o.to_record()) + "\n")

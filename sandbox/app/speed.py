@@ -32,6 +32,8 @@ from sandbox.base.progress import say
 from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import BOOT_MARKS, BOOT_PHASES, Guest
 from sandbox.guest.target import Target
+from sandbox.run import drive
+from sandbox.run.drive import Asked, Driven
 from sandbox.run.plan import INROOT
 
 BOOTS = 5
@@ -51,7 +53,7 @@ def _booted(target: Target, warp: bool) -> Iterator[Guest]:
     """A guest ready for commands, its evidence in a folder removed afterwards."""
     with tempfile.TemporaryDirectory(prefix="y2038-bench-") as folder:
         with Guest(target.boot(RTC, Path(folder), warp=warp)) as guest:
-            guest.wait_ready(Deadline(60))
+            drive.boot(guest, Deadline(drive.BOOT_SECONDS), Driven())
             yield guest
 
 
@@ -99,11 +101,11 @@ _PHASE_NOTES = {"qemu": "QEMU start to the first console line", "kernel": "to th
 def warp_figure(target: Target) -> Figure:
     """An idle day in the guest (clockstep wait 86400) against the wall clock."""
     walls = []
+    driven: Driven[Asked] = Driven()
     with _booted(target, warp=True) as guest:
         for _ in range(WARP_DAYS):
-            start = time.monotonic()
-            reply = guest.run(f"/tools/clockstep wait {DAY}", Deadline(600))
-            walls.append(time.monotonic() - start)
+            reply = drive.ask(guest, f"/tools/clockstep wait {DAY}", Deadline(600), 600, driven)
+            walls.append(driven.records[-1].seconds)
             if reply.exit_code != 0:
                 raise RuntimeError(f"clockstep wait failed: {reply.stderr!r}")
     wall = statistics.median(walls)

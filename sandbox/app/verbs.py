@@ -27,6 +27,7 @@ from sandbox.audit.page import page_html
 from sandbox.audit.sarif import sarif_log
 from sandbox.audit.static import StaticAudit, audit_static
 from sandbox.base import paths
+from sandbox.base.evidence import MUTANTS, Session
 from sandbox.base.errors import SandboxError, shown
 from sandbox.base.machines import DEFAULT_MACHINE, MACHINES, machine
 from sandbox.base.progress import say
@@ -315,7 +316,7 @@ def cmd_mutants(args: argparse.Namespace) -> int:
         say(f"mutant {number}/{len(plans)}: {mutant.name} ({mutant.machine})")
         outcomes.append(runner.run_mutant(mutant, scenarios, results))
     text = runner.table(outcomes)
-    (results / "mutants.txt").write_text(text + "\n")
+    Session(results).write(MUTANTS, text + "\n")
     print("\n" + text + f"\n\nevidence: {results}")
     return EXIT_PASSED if all(o.verdict == runner.KILLED for o in outcomes) else EXIT_FAILED
 

@@ -25,11 +25,11 @@ CFLAGS = ("-O2", "-Wall", "-Wextra", "-Werror", "-std=gnu11", "-shared", "-fPIC"
 
 def shim_wanted(machine: Machine) -> bool:
     """A 32-bit kernel's machine runs 32-bit programs only (no native64 flavour)."""
-    return "native64" not in machine.flavours
+    return "native64" not in machine.toolchain.flavours
 
 
 def shim_command(machine: Machine, out: Path) -> list[str]:
-    return [machine.cc, *shlex.split(cflags32(machine)), *CFLAGS, "-o", str(out), str(SOURCE)]
+    return [machine.toolchain.cc, *shlex.split(cflags32(machine)), *CFLAGS, "-o", str(out), str(SOURCE)]
 
 
 def build_shim(machine: Machine) -> Path | None:

@@ -9,12 +9,18 @@
             console.log  kernel.log  agent.log  qemu.log  qemu-command.txt/.json
             disks.json  facts.json  scenario.toml  charts.json  chart-<n>.png
             time-server/        the time server guest's own evidence
+        <system>/                             a whole system's rehearsal (sandbox/system/)
+            boot.json  units-before.txt  units-after.txt  timeline.json
+            kernel.log  journal/  journal.json  units.txt  units.json
+            system.html  checks.txt  checks.json  <look>.txt (phases.FINAL_LOOKS)
 
 Every stage that leaves a file there names it through this module and writes
 it through `Evidence.write` (whole files, atomically: a reader never sees
 half a run.json) or `Evidence.stream` (a transcript written as it comes);
-QEMU itself writes console.log, at `Evidence.console`. Readers take the same
-names: nothing else in the sandbox spells a file name of a run's folder.
+QEMU itself writes console.log, at `Evidence.console`. A session's own files
+(session.json, junit.xml, report.html, the session's observations.jsonl)
+go through `Session` alike. Readers take the same names: nothing else in
+the sandbox spells a file name of a run's folder.
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, BinaryIO
 
 RUN = "run.json"
 OBSERVATIONS = "observations.jsonl"
@@ -48,6 +54,31 @@ REHEARSE_INITRAMFS = "initramfs-rehearse.cpio"
 OVERLAY = "overlay.cpio"
 """A runtime audit boot's folder (sandbox/audit/runtime/boot.py): each command
 it ran, and the initramfs it booted with the user's files appended."""
+
+SYSTEM_BOOT = "boot.json"
+UNITS_BEFORE = "units-before.txt"
+UNITS_AFTER = "units-after.txt"
+TIMELINE = "timeline.json"
+JOURNAL = "journal"  # a folder: the journal files copied out of the guest
+JOURNAL_JSON = "journal.json"
+UNITS_TEXT = "units.txt"
+UNITS_JSON = "units.json"
+SYSTEM_PAGE = "system.html"
+CHECKS_TEXT = "checks.txt"
+CHECKS_JSON = "checks.json"
+UNPACKED = "unpacked"  # a folder: a root filesystem given as an archive, unpacked for the boot, then removed
+SYSTEM_IMAGE = "system.ext4"  # the image a root filesystem given by the user is packed as
+"""A whole system's rehearsal folder (sandbox/system/): what its boot saw
+(boot.py), its verdicts and page (rehearse.py), its scenario's checks
+(scenario_run.py); each look after the night is its Look's name."""
+
+MUTANTS = "mutants.txt"
+"""A mutants session's table (sandbox/app/verbs.py mutants)."""
+BENCH = "bench.json"
+FRESH_MACHINE_LOG = "fresh-machine.log"
+FRESH_MACHINE_FIGURES = "figures.txt"
+FRESH_MACHINE_JSON = "fresh-machine.json"
+"""The folders of `just bench` and `just bench --fresh-machine` (sandbox/app/bench.py, fresh_machine.py)."""
 
 FILES = (CONSOLE, KERNEL_LOG, AGENT_LOG, OBSERVATIONS, RUN, VERDICTS, REPORT, QEMU_COMMAND, QEMU_LOG,
          DISKS, FACTS, SCENARIO_COPY)
@@ -96,26 +127,14 @@ def _process_start(pid: int) -> str:
 
 
 @dataclass(frozen=True)
-class Evidence:
-    """One run's folder (one scenario on one machine)."""
+class _Folder:
+    """A folder of results whose files are written whole (atomically) or as
+    they come, by name."""
 
     folder: Path
 
     def path(self, name: str) -> Path:
         return self.folder / name
-
-    @property
-    def session(self) -> Path:
-        """The session folder the run belongs to (<session>/<slug>/<machine>)."""
-        return self.folder.parents[1]
-
-    @property
-    def console(self) -> Path:
-        return self.folder / CONSOLE
-
-    def server(self) -> Evidence:
-        """The time server guest's evidence, inside this run's folder."""
-        return Evidence(self.folder / TIME_SERVER)
 
     def write(self, name: str, text: str) -> Path:
         path = self.folder / name
@@ -138,8 +157,37 @@ class Evidence:
         self.folder.mkdir(parents=True, exist_ok=True)
         return (self.folder / name).open(mode)
 
+    def stream_bytes(self, name: str) -> BinaryIO:
+        """A binary file written as it comes (an archive)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        return (self.folder / name).open("wb")
+
     def remove(self, name: str) -> None:
         (self.folder / name).unlink(missing_ok=True)
+
+
+@dataclass(frozen=True)
+class Session(_Folder):
+    """A session's folder (results/<stamp>-<label>): its own files beside its runs."""
+
+
+@dataclass(frozen=True)
+class Evidence(_Folder):
+    """One run's folder (one scenario on one machine, a runtime audit's
+    boot, a whole system's rehearsal)."""
+
+    @property
+    def session(self) -> Path:
+        """The session folder the run belongs to (<session>/<slug>/<machine>)."""
+        return self.folder.parents[1]
+
+    @property
+    def console(self) -> Path:
+        return self.folder / CONSOLE
+
+    def server(self) -> Evidence:
+        """The time server guest's evidence, inside this run's folder."""
+        return Evidence(self.folder / TIME_SERVER)
 
     def mark_running(self, scenario: str, machine: str) -> None:
         """run.json says `running`, with this process, until the run's

@@ -243,10 +243,10 @@ def cflags32(machine: Machine) -> str:
     the very version of the host's linux-libc-dev, from an i386 index of the
     same mirror state, which a mirror mid-sync once did not serve. Unpacked
     into the cache it needs neither."""
-    if not machine.asm_headers32:
-        return machine.cflags32
-    package, folder = machine.asm_headers32
-    return f"{machine.cflags32} -isystem {shlex.quote(str(unpacked_package(package) / folder))}"
+    if not machine.toolchain.asm_headers32:
+        return machine.toolchain.cflags32
+    package, folder = machine.toolchain.asm_headers32
+    return f"{machine.toolchain.cflags32} -isystem {shlex.quote(str(unpacked_package(package) / folder))}"
 
 
 def bootstrap(say_when_present: bool = False) -> int | None:

@@ -66,8 +66,8 @@ def tree_of(request: KernelRequest) -> Tree:
 def fragment_paths(request: KernelRequest) -> list[Path]:
     folder = paths.KERNEL_SERIES / "config"
     variant, machine = variant_of(request), request.machine
-    disks_extra = (machine.disks_fragment,) if variant.has_disks and machine.disks_fragment else ()
-    names = ("common.config", machine.config_fragment, *variant.fragments, *disks_extra)
+    disks_extra = (machine.kernel.disks_fragment,) if variant.has_disks and machine.kernel.disks_fragment else ()
+    names = ("common.config", machine.kernel.config_fragment, *variant.fragments, *disks_extra)
     missing = [n for n in names if not (folder / n).is_file()]
     if missing:
         raise SandboxError(f"missing config fragment(s) in {folder}: {', '.join(missing)}")
@@ -135,8 +135,8 @@ def _make(tree: Path, build: Path, machine: Machine, *targets: str, log: Path,
     launcher = "ccache " if ccache else ""
     # HOSTCC too: the host tools (objtool, kconfig, dtc, fixdep) are the same
     # for every variant of a machine, so later variants get them from ccache.
-    argv = ["make", "-C", str(tree), f"O={build}", f"ARCH={machine.make_arch}",
-            f"CROSS_COMPILE={machine.cross_compile}", f"CC={launcher}{machine.cross_compile}gcc",
+    argv = ["make", "-C", str(tree), f"O={build}", f"ARCH={machine.kernel.make_arch}",
+            f"CROSS_COMPILE={machine.kernel.cross_compile}", f"CC={launcher}{machine.kernel.cross_compile}gcc",
             f"HOSTCC={launcher}gcc",
             f"-j{os.cpu_count() or 1}", *targets]
     run(argv, env={**_make_env(), **(env or {})}, log=log, on_line=on_line)
@@ -168,18 +168,18 @@ def make_image(tree: Path, build: Path, machine: Machine, log: Path, ccache: boo
     command line, so kbuild redoes only them and what links them): ccache
     keys an object by its source and the headers the compiler names, and
     never sees the file an .incbin pulls in."""
-    _make(tree, build, machine, *machine.make_targets, log=log, ccache=ccache, on_line=on_line)
+    _make(tree, build, machine, *machine.kernel.make_targets, log=log, ccache=ccache, on_line=on_line)
     if ccache:
         remake_uncached(tree, build, machine, log, on_line)
 
 
 def remake_uncached(tree: Path, build: Path, machine: Machine, log: Path, on_line: LineSink = None) -> None:
     """The machine's uncached objects made again without ccache, and the image with them."""
-    if not machine.uncached_objects:
+    if not machine.kernel.uncached_objects:
         return
-    for name in machine.uncached_objects:
+    for name in machine.kernel.uncached_objects:
         (build / name).unlink(missing_ok=True)
-    _make(tree, build, machine, *machine.make_targets, log=log, on_line=on_line, env={"CCACHE_DISABLE": "1"})
+    _make(tree, build, machine, *machine.kernel.make_targets, log=log, on_line=on_line, env={"CCACHE_DISABLE": "1"})
 
 
 def source_for(request: KernelRequest, version: str, series: Series | None = None) -> tuple[Path, str]:
@@ -196,7 +196,7 @@ def compile_in(tree: Path, build: Path, request: KernelRequest, label: str,
     build.mkdir(parents=True, exist_ok=True)
     log = build / "build.log"
     log.write_text("")
-    targets = " ".join(request.machine.make_targets)
+    targets = " ".join(request.machine.kernel.make_targets)
     say(f"{label}: configuring, then building {targets}{' with ccache' if ccache else ''} (log: {log})")
     start = time.monotonic()
     with metered(label, expected) as tick:
@@ -336,7 +336,7 @@ def _store(build: Path, folder: Path, machine: Machine, info: dict[str, object])
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    shutil.copy2(build / machine.boot_image, tmp / Path(machine.boot_image).name)
+    shutil.copy2(build / machine.kernel.boot_image, tmp / Path(machine.kernel.boot_image).name)
     shutil.copy2(build / ".config", tmp / "config")
     (tmp / "build-info.json").write_text(json.dumps(info, indent=2) + "\n")
     os.rename(tmp, folder)
@@ -344,5 +344,5 @@ def _store(build: Path, folder: Path, machine: Machine, info: dict[str, object])
 
 def _artifact(folder: Path, machine: Machine, key: str, info: dict[str, object]) -> KernelArtifact:
     return KernelArtifact(key=key, folder=folder,
-                          boot_image=folder / Path(machine.boot_image).name,
+                          boot_image=folder / Path(machine.kernel.boot_image).name,
                           config=folder / "config", info=info)

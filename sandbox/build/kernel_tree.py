@@ -68,7 +68,7 @@ def machine_of_config(text: str) -> str | None:
 def fragments_for(machine: Machine) -> list[Path]:
     """Our fragments for a tree that is not ours: what a boot of ours needs, no series."""
     folder = paths.KERNEL_SERIES / "config"
-    found = [folder / "common.config", folder / machine.config_fragment]
+    found = [folder / "common.config", folder / machine.kernel.config_fragment]
     missing = [p.name for p in found if not p.is_file()]
     if missing:
         raise SandboxError(f"missing config fragment(s) in {folder}: {', '.join(missing)}")
@@ -176,7 +176,7 @@ def build_tree(tree: Path, wanted: Machine | None) -> OwnKernel:
                                                 "identity": identity, **info})
     else:
         say(f"{label}: reusing the cached build ({folder})")
-    return replace(own_kernel(folder / Path(machine.boot_image).name, folder / "config"), tree=tree)
+    return replace(own_kernel(folder / Path(machine.kernel.boot_image).name, folder / "config"), tree=tree)
 
 
 def _build(tree: Path, source: Path, build: Path, machine: Machine, base: str | None,
@@ -186,7 +186,7 @@ def _build(tree: Path, source: Path, build: Path, machine: Machine, base: str | 
     expected = kbuild.steps_in_log(log)
     log.write_text("")
     say(f"{label}: configuring ({'its .config' if base is not None else 'tinyconfig'} + "
-        f"{' + '.join(n for n, _ in fragments)}), then building {' '.join(machine.make_targets)} "
+        f"{' + '.join(n for n, _ in fragments)}), then building {' '.join(machine.kernel.make_targets)} "
         f"with ccache (log: {log})")
     start, started_from = time.monotonic(), "its .config" if base is not None else "tinyconfig"
     try:
@@ -199,7 +199,7 @@ def _build(tree: Path, source: Path, build: Path, machine: Machine, base: str | 
                 base = (build / ".config").read_text()
             (build / ".config").write_text(merge_config(base, fragments))
             _make(source, build, machine, "olddefconfig", log=log, on_line=on_line)
-            _make(source, build, machine, *machine.make_targets, log=log, on_line=on_line)
+            _make(source, build, machine, *machine.kernel.make_targets, log=log, on_line=on_line)
             remake_uncached(source, build, machine, log, on_line)
     except SandboxError:
         raise SandboxError(f"--kernel-tree {tree}: the kernel build failed (log: {log})") from None

@@ -33,7 +33,7 @@ from sandbox.base.evidence import Evidence
 from sandbox.guest import klog, privileges, protocol
 from sandbox.guest.deadline import Deadline
 from sandbox.build.disk_images import AttachedDisk
-from sandbox.base.machines import Machine
+from sandbox.base.machines import Machine, QemuMachine
 
 _PR_SET_PDEATHSIG = 1
 SANDBOX = "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny"
@@ -90,7 +90,7 @@ class BootRequest:
 
     def disk_regions(self) -> dict[str, MemoryRegion]:
         """Where each named memory disk (a userland's) lies in guest RAM."""
-        return dict(zip(self.memory_disk_names, memory_regions(self.machine, self.memory_mib, self.memory_disks)))
+        return dict(zip(self.memory_disk_names, memory_regions(self.machine.qemu, self.memory_mib, self.memory_disks)))
 
 
 def warp_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...], str]:
@@ -98,7 +98,7 @@ def warp_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...], str]:
     RTC on the guest's virtual clock, so it warps with it."""
     if not req.warp:
         return (), (), ""
-    return ("-icount", WARP_ICOUNT), ("y2038.warp=1", *req.machine.warp_append), ",clock=vm"
+    return ("-icount", WARP_ICOUNT), ("y2038.warp=1", *req.machine.qemu.warp_append), ",clock=vm"
 
 
 MEMORY_DISKS_AT_MIB = 128
@@ -116,7 +116,7 @@ class MemoryRegion:
     size_mib: int
 
 
-def memory_regions(machine: Machine, memory_mib: int | None, images: tuple[Path, ...]) -> tuple[MemoryRegion, ...]:
+def memory_regions(machine: QemuMachine, memory_mib: int | None, images: tuple[Path, ...]) -> tuple[MemoryRegion, ...]:
     """One after the other, from where the machine keeps its memory disks:
     inside the kernel's memory at MEMORY_DISKS_AT_MIB (x86: `memmap=` keeps
     the kernel off them), or right above it (`disks_above_memory`: `mem=`
@@ -140,7 +140,7 @@ def memory_disk_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...]
     disk is a copy by the guest's CPU, never an I/O wait, so it keeps the
     guest busy under time warp as an initramfs does, without unpacking every
     file at boot (docs/time-warp.md)."""
-    machine = req.machine
+    machine = req.machine.qemu
     regions = memory_regions(machine, req.memory_mib, req.memory_disks)
     if not regions:
         return (), (), 0
@@ -159,19 +159,19 @@ def memory_disk_args(req: BootRequest) -> tuple[tuple[str, ...], tuple[str, ...]
 
 def memory_mib(req: BootRequest, added_mib: int) -> int:
     """-m: the request's (else the machine's own), plus the memory disks'."""
-    return (req.memory_mib or req.machine.memory_mib) + added_mib
+    return (req.memory_mib or req.machine.qemu.memory_mib) + added_mib
 
 
 def qemu_argv(req: BootRequest) -> list[str]:
-    m = req.machine
+    m = req.machine.qemu
     warp_qemu, warp_kernel, warp_rtc = warp_args(req)
     disks_qemu, disks_kernel, disks_mib = memory_disk_args(req)
     memory = memory_mib(req, disks_mib)
     cmdline = " ".join((f"console={m.console_tty}", "panic=-1", f"y2038.agent={m.agent_tty}",
                         f"y2038.seed={SEED}", *m.boot_append, *warp_kernel, *disks_kernel, *req.append))
     return [
-        m.qemu, "-sandbox", SANDBOX, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
-        *m.qemu_machine, "-m", str(memory), "-accel", req.accel,
+        m.binary, "-sandbox", SANDBOX, "-nodefaults", "-no-user-config", "-display", "none", "-no-reboot",
+        *m.machine_args, "-m", str(memory), "-accel", req.accel,
         *disks_qemu,
         *link_args(m, req.link),
         *warp_qemu,
@@ -188,7 +188,7 @@ def _qemu_value(text: str) -> str:
     return text.replace(",", ",,")
 
 
-def link_args(machine: Machine, link: Link | None) -> list[str]:
+def link_args(machine: QemuMachine, link: Link | None) -> list[str]:
     """No NIC at all, or one virtio NIC on a datagram socket pair (QEMU 7.2's
     -netdev dgram with UNIX addresses)."""
     if link is None:
@@ -198,7 +198,7 @@ def link_args(machine: Machine, link: Link | None) -> list[str]:
     return ["-netdev", netdev, "-device", f"{machine.net_device},netdev=link,mac={link.mac}"]
 
 
-def disk_args(machine: Machine, disks: tuple[AttachedDisk, ...]) -> list[str]:
+def disk_args(machine: QemuMachine, disks: tuple[AttachedDisk, ...]) -> list[str]:
     """-drive/-device pairs, in order; snapshot=on keeps the guest's writes off
     the image; the guest finds each disk by its serial (the disk's name)."""
     args: list[str] = []

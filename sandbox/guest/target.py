@@ -34,18 +34,18 @@ class Target:
              disks: tuple[AttachedDisk, ...] = ()) -> BootRequest:
         """This target booted at `rtc`, its evidence in `evidence`: its own
         initramfs unless one with archives appended is given, and what else
-        the boot carries (every artifact already built)."""
+        the boot carries (every artifact already built). The one place a
+        BootRequest is made: every boot (a scenario's, a system's, the
+        runtime audit's, KUnit's, the accelerator handshake) is a target's."""
         return BootRequest(self.machine, self.kernel.boot_image, initramfs or self.initramfs.path, rtc,
                            self.accel.name, evidence, append=append, disks=disks, memory_mib=memory_mib, warp=warp,
                            memory_disks=memory_disks, memory_disk_names=memory_disk_names, userlands=userlands)
 
 
-def boots_with(machine: Machine, kernel: Path, initramfs: Path, accel_name: str,
-               seconds: float = HANDSHAKE_SECONDS) -> bool:
-    """A short boot: does the agent say READY under this accelerator?"""
+def boots_with(target: Target, seconds: float = HANDSHAKE_SECONDS) -> bool:
+    """A short boot: does the agent say READY under the target's accelerator?"""
     with tempfile.TemporaryDirectory(prefix="y2038-handshake-") as tmp:
-        request = BootRequest(machine, kernel, initramfs, HANDSHAKE_RTC, accel_name, Path(tmp))
-        with Guest(request) as guest:
+        with Guest(target.boot(HANDSHAKE_RTC, Path(tmp))) as guest:
             try:
                 guest.wait_ready(Deadline(seconds))
                 return True
@@ -61,7 +61,7 @@ def target_with(machine: Machine, kernel: KernelArtifact, tree: str | None = DEF
     """A target booting this kernel (a variant's, or a regression mutant's)."""
     initramfs = build_initramfs(machine.name)
     choice = accel.choose(
-        machine.qemu, machine.kvm_capable,
-        lambda name: boots_with(machine, kernel.boot_image, initramfs.path, name))
+        machine.qemu.binary, machine.qemu.kvm_capable,
+        lambda name: boots_with(Target(machine, kernel, initramfs, accel.AccelChoice(name, "handshake"), tree)))
     say(f"accelerator for {machine.name}: {choice}")
     return Target(machine, kernel, initramfs, choice, tree)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.base import evidence as files
-from sandbox.base.evidence import KILLED
+from sandbox.base.evidence import KILLED, Session
 from sandbox.base.timefmt import format_time
 from sandbox.report import chart_files, timeline
 from sandbox.report.cells import KINDS, Cell, Phase, all_fields, headline, matrix
@@ -457,10 +457,7 @@ def write_report(folder: Path, reader: ScenarioReader | None = None, draw: bool 
     start = time.monotonic()
     results = read_results(folder, reader or default_reader())
     page, charts = render(results, draw)
-    path = folder / REPORT_FILE
-    tmp = path.with_suffix(".html.tmp")
-    tmp.write_text(page, "utf-8")
-    tmp.replace(path)
+    path = Session(folder).write(REPORT_FILE, page)
     unsound = tuple(unsound_line(run) for run in results.runs if run.ended_badly)
     return ReportStats(path, time.monotonic() - start, len(page.encode()), len(results.runs), charts, unsound)
 

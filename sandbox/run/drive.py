@@ -1,7 +1,9 @@
 """The one drive loop of a guest, whatever booted it (a scenario, its time
-server, the runtime audit, KUnit): boot to the agent within BOOT_SECONDS of
-the deadline, then each command under the same deadline, recorded, until
-one that must succeed fails. Kernel findings come from the console watcher
+server, the runtime audit, KUnit, a whole system): boot to the agent within
+BOOT_SECONDS of the deadline, then each command under the same deadline,
+recorded, until one that must succeed fails (run_commands), or one command
+at a time whose answer decides the next (ask: a whole system's boot, its
+configuration). Kernel findings come from the console watcher
 (sandbox/guest/qemu.py) and the evidence; stopping is the caller's `with`.
 
 The guest is anything with the small GuestPort interface: QEMU in real runs,
@@ -61,6 +63,30 @@ def must_have_succeeded(record: CommandRecord[C]) -> bool:
     return record.command.must_succeed and record.exit_code != 0
 
 
+def run_one(guest: GuestPort, command: C, deadline: Deadline, driven: Driven[C]) -> protocol.Reply:
+    """One command under the deadline, recorded in `driven`; the guest's reply
+    itself, for a caller that reads its bytes (a journal file, a tar)."""
+    sent = time.monotonic()
+    reply = guest.run(command.shell, deadline)
+    driven.records.append(CommandRecord(command, reply.exit_code, reply.text, reply.stderr.decode("utf-8", "replace"),
+                                        time.monotonic() - sent))
+    return reply
+
+
+@dataclass(frozen=True)
+class Asked:
+    """A command whose answer decides what is sent next (a whole system's
+    boot: its init, its clock, each look), sent by ask()."""
+
+    shell: str
+    must_succeed: bool = False
+
+
+def ask(guest: GuestPort, shell: str, deadline: Deadline, seconds: float, driven: Driven[Asked]) -> protocol.Reply:
+    """One command within `seconds` of the run's deadline, recorded; its reply."""
+    return run_one(guest, Asked(shell), deadline.within(seconds), driven)
+
+
 def run_commands(guest: GuestPort, commands: Iterable[C], deadline: Deadline, driven: Driven[C],
                  each: Callable[[CommandRecord[C]], None] | None = None,
                  failed: Callable[[CommandRecord[C]], bool] = must_have_succeeded) -> None:
@@ -69,11 +95,8 @@ def run_commands(guest: GuestPort, commands: Iterable[C], deadline: Deadline, dr
     must succeed and did not) stops the loop (driven.failed): its output is
     the error, not a result."""
     for command in commands:
-        sent = time.monotonic()
-        reply = guest.run(command.shell, deadline)
-        record = CommandRecord(command, reply.exit_code, reply.text, reply.stderr.decode("utf-8", "replace"),
-                               time.monotonic() - sent)
-        driven.records.append(record)
+        run_one(guest, command, deadline, driven)
+        record = driven.records[-1]
         if failed(record):
             driven.failed = record
             return

@@ -18,7 +18,7 @@ from sandbox.scenario.disks import Disk
 from sandbox.scenario.model import (HWCLOCK, NTP_PROBE, HwclockStep, NtpSyncStep, ProbeStep, RunStep, SetClockStep,
                                     Step, SysctlStep, TimeServer, WaitStep)
 
-DEFAULT_TOOLS_FLAVOUR = "native64"  # x86_64's; a machine names its own (Machine.tools_flavour)
+DEFAULT_TOOLS_FLAVOUR = "native64"  # x86_64's; a machine names its own (Toolchain.tools_flavour)
 MOUNT_STEP = -1  # the step number of set-up commands (mounts, the network): they belong to no step
 
 

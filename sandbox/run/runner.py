@@ -226,7 +226,7 @@ def run_scenario(scenario: Scenario, boot: BootRequest,
     try:
         commands = (mount_commands(scenario.disks) + userland_commands(scenario.userlands, boot.disk_regions())
                     + network_commands(scenario.time_server)
-                    + plan(scenario.steps, scenario.machines[boot.machine.name], boot.machine.tools_flavour))
+                    + plan(scenario.steps, scenario.machines[boot.machine.name], boot.machine.toolchain.tools_flavour))
         deadline = Deadline(float(scenario.timeout))
         with ExitStack() as guests:
             client_link, server_link = guests.enter_context(_links()) if server else (None, None)

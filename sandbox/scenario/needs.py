@@ -36,7 +36,7 @@ MEMORY_DISK_OPTIONS = ("CONFIG_MTD_PHRAM", "CONFIG_MTD_BLOCK", "CONFIG_EXT4_FS")
 """Built in (the guest loads no modules): a kernel with them gets its
 userlands as memory disks (sandbox/guest/qemu.py memory_disk_args), any
 other in the initramfs: every machine's kernels with disks
-(kernel-series/config/memory-disks.config, Machine.disks_fragment)."""
+(kernel-series/config/memory-disks.config, KernelBuild.disks_fragment)."""
 SERIES_ARGS = ("time32_syscalls", "hctosys_beyond_2038")  # kernel arguments only the series knows
 
 

@@ -15,7 +15,7 @@ from sandbox.base.variants import VARIANTS
 
 
 def machine_flavours() -> dict[str, tuple[str, ...]]:
-    return {name: m.flavours for name, m in MACHINES.items()}
+    return {name: m.toolchain.flavours for name, m in MACHINES.items()}
 
 
 def catalogue() -> Catalogue:

@@ -18,10 +18,14 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandbox.base import evidence as files
+from sandbox.base.evidence import Evidence
 from sandbox.base.timefmt import format_time, parse_time
 from sandbox.guest import protocol
 from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import Guest, GuestDied, GuestHung
+from sandbox.run import drive as drive_loop
+from sandbox.run.drive import Asked, Driven
 from sandbox.system import phases
 from sandbox.system.machine import SystemBoot
 
@@ -55,8 +59,19 @@ class Seen:
     failure: str = ""
 
 
-def _clock(guest: Guest, deadline: Deadline) -> int:
-    reply = guest.run(phases.CLOCK, deadline.within(LOOK_SECONDS))
+class _Asker:
+    """The guest as the phases speak to it: one command at a time within its
+    share of the boot's deadline, through the drive loop (sandbox/run/drive.py ask)."""
+
+    def __init__(self, guest: Guest, deadline: Deadline) -> None:
+        self.guest, self.deadline, self.driven = guest, deadline, Driven[Asked]()
+
+    def __call__(self, shell: str, seconds: float = LOOK_SECONDS) -> protocol.Reply:
+        return drive_loop.ask(self.guest, shell, self.deadline, seconds, self.driven)
+
+
+def _clock(ask: _Asker) -> int:
+    reply = ask(phases.CLOCK)
     return int(json.loads(reply.text.strip().splitlines()[-1])["realtime_before"])
 
 
@@ -66,23 +81,23 @@ def _say(reply: protocol.Reply) -> str:
         f"\n[exit {reply.exit_code}]" if reply.exit_code else "")
 
 
-def _look(guest: Guest, seen: Seen, at: int, deadline: Deadline) -> None:
-    states = guest.run(phases.STATES, deadline.within(LOOK_SECONDS))
-    procs = guest.run(phases.PROCESSES, deadline.within(LOOK_SECONDS))
+def _look(ask: _Asker, seen: Seen, at: int) -> None:
+    states = ask(phases.STATES)
+    procs = ask(phases.PROCESSES)
     seen.timeline.append({"at": at, "time": format_time(at), "states": _say(states), "processes": procs.text})
 
 
-def _step(guest: Guest, seen: Seen, at: int, deadline: Deadline) -> int:
+def _step(ask: _Asker, seen: Seen, at: int) -> int:
     """The clock set to `at` (a step, as an NTP step or an admin would), then
     STEP_SECONDS run under warp, looked at on both sides; the clock after."""
-    reply = guest.run(f"/tools/settime {at}", deadline.within(LOOK_SECONDS))
+    reply = ask(f"/tools/settime {at}")
     if reply.exit_code != 0:
         raise ValueError(f"the step to {format_time(at)} failed: {_say(reply).strip()}")
     seen.step_at = at
-    _look(guest, seen, at, deadline)
-    waited = guest.run(f"/tools/clockstep wait {STEP_SECONDS}", deadline.within(NIGHT_SECONDS))
+    _look(ask, seen, at)
+    waited = ask(f"/tools/clockstep wait {STEP_SECONDS}", NIGHT_SECONDS)
     now = int(json.loads(waited.text.strip().splitlines()[-1])["realtime_after"])
-    _look(guest, seen, now, deadline)
+    _look(ask, seen, now)
     return now
 
 
@@ -93,22 +108,23 @@ def drive(boot: SystemBoot, end: int, evidence: Path, at: int | None = None) -> 
     started = time.monotonic()
     try:
         with Guest(boot.request()) as guest:
-            guest.wait_ready(deadline.within(READY_SECONDS))
-            seen.init = guest.run(phases.INIT_KIND, deadline.within(LOOK_SECONDS)).text.strip()
+            ask = _Asker(guest, deadline)
+            drive_loop.boot(guest, deadline, ask.driven, READY_SECONDS)
+            seen.init = ask(phases.INIT_KIND).text.strip()
             if seen.init == phases.OURS:
                 seen.outcome = "no-init"
                 seen.failure = _system_line(evidence) or "our /init could not start the system's init"
                 return seen
             if seen.init == "systemd":
-                settle = guest.run(phases.SETTLE_SYSTEMD, deadline.within(SETTLE_SECONDS))
+                settle = ask(phases.SETTLE_SYSTEMD, SETTLE_SECONDS)
                 seen.settled = settle.text.strip() or f"exit {settle.exit_code}"
             else:
-                guest.run(f"/tools/clockstep wait {phases.SETTLE_QUIET_SECONDS}", deadline.within(SETTLE_SECONDS))
+                ask(f"/tools/clockstep wait {phases.SETTLE_QUIET_SECONDS}", SETTLE_SECONDS)
                 seen.settled = "quiet"
             seen.wall["settled"] = time.monotonic() - started
-            seen.start_clock = _clock(guest, deadline)
-            seen.units_before = _say(guest.run(phases.UNITS, deadline.within(LOOK_SECONDS)))
-            _look(guest, seen, seen.start_clock, deadline)
+            seen.start_clock = _clock(ask)
+            seen.units_before = _say(ask(phases.UNITS))
+            _look(ask, seen, seen.start_clock)
             night = time.monotonic()
             now = seen.start_clock
             moved = phases.clock_moved(now, parse_time(f"{boot.rtc}Z"), end)
@@ -116,22 +132,22 @@ def drive(boot: SystemBoot, end: int, evidence: Path, at: int | None = None) -> 
                 seen.outcome, seen.failure = "clock-moved", moved
             for mark in () if moved else phases.marks(seen.start_clock, end):
                 if mark > now:
-                    reply = guest.run(f"/tools/clockstep wait {mark - now}", deadline.within(NIGHT_SECONDS))
+                    reply = ask(f"/tools/clockstep wait {mark - now}", NIGHT_SECONDS)
                     now = int(json.loads(reply.text.strip().splitlines()[-1])["realtime_after"])
-                _look(guest, seen, now, deadline)
+                _look(ask, seen, now)
             seen.night_end = now
             if at is not None and not moved:
-                now = _step(guest, seen, at, deadline)
+                now = _step(ask, seen, at)
             seen.wall["night"] = time.monotonic() - night
             collect = time.monotonic()
             seen.end_clock = now
-            seen.units_after = _say(guest.run(phases.UNITS, deadline.within(LOOK_SECONDS)))
+            seen.units_after = _say(ask(phases.UNITS))
             for look in phases.FINAL_LOOKS:
-                seen.looks[look.name] = _say(guest.run(look.command, deadline.within(LOOK_SECONDS)))
-            seen.kernel_log = guest.run(phases.KERNEL_LOG, deadline.within(LOOK_SECONDS)).text
-            files = guest.run(phases.LIST_JOURNALS, deadline.within(LOOK_SECONDS)).text.split()
+                seen.looks[look.name] = _say(ask(look.command))
+            seen.kernel_log = ask(phases.KERNEL_LOG).text
+            files = ask(phases.LIST_JOURNALS).text.split()
             for path in files:
-                seen.journal_files[path] = guest.run(f"cat {path}", deadline.within(LOOK_SECONDS)).stdout
+                seen.journal_files[path] = ask(f"cat {path}").stdout
             seen.wall["collect"] = time.monotonic() - collect
     except GuestDied as err:
         seen.outcome, seen.failure = "died", _system_line(evidence) or str(err)
@@ -145,7 +161,7 @@ def drive(boot: SystemBoot, end: int, evidence: Path, at: int | None = None) -> 
 
 def _console(evidence: Path) -> str:
     try:
-        return (evidence / "console.log").read_text("utf-8", "replace")
+        return Evidence(evidence).console.read_text("utf-8", "replace")
     except OSError:
         return ""
 
@@ -163,18 +179,16 @@ def _system_line(evidence: Path) -> str:
 
 
 def write_evidence(seen: Seen, evidence: Path) -> None:
-    evidence.mkdir(parents=True, exist_ok=True)
-    (evidence / "units-before.txt").write_text(seen.units_before)
-    (evidence / "units-after.txt").write_text(seen.units_after)
-    (evidence / "timeline.json").write_text(json.dumps(seen.timeline, indent=1) + "\n")
-    (evidence / "kernel.log").write_text(seen.kernel_log)
+    folder = Evidence(evidence)
+    folder.write(files.UNITS_BEFORE, seen.units_before)
+    folder.write(files.UNITS_AFTER, seen.units_after)
+    folder.write(files.TIMELINE, json.dumps(seen.timeline, indent=1) + "\n")
+    folder.write(files.KERNEL_LOG, seen.kernel_log)
     for name, text in seen.looks.items():
-        (evidence / name).write_text(text)
-    journal = evidence / "journal"
+        folder.write(name, text)
     for path, data in seen.journal_files.items():
-        journal.mkdir(exist_ok=True)
-        (journal / Path(path).name).write_bytes(data)
-    (evidence / "boot.json").write_text(json.dumps({
+        folder.write_bytes(f"{files.JOURNAL}/{Path(path).name}", data)
+    folder.write(files.SYSTEM_BOOT, json.dumps({
         "outcome": seen.outcome, "failure": seen.failure, "init": seen.init, "settled": seen.settled,
         "start": format_time(seen.start_clock) if seen.start_clock else "",
         "end": format_time(seen.end_clock) if seen.end_clock else "",

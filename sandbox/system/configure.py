@@ -10,13 +10,17 @@ from pathlib import Path
 
 from sandbox.base.errors import SandboxError
 from sandbox.base.progress import say
+from sandbox.guest import protocol
 from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import Guest, GuestDied, GuestHung
+from sandbox.run import drive
+from sandbox.run.drive import Asked, Driven
 from sandbox.system.machine import SystemBoot
 
 ROOT = "/system/root"
 UPPER = "/system/rw/upper"
 CONFIGURE_SECONDS = 1800.0
+READY_SECONDS = 120.0
 ENV = "env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive LC_ALL=C"
 FIRST_PREINSTS = ("base-passwd",)  # /etc/passwd and /etc/group, before any script adds a user
 
@@ -49,19 +53,24 @@ def configure(boot: SystemBoot, policy_rc_d: str, upper_tar: Path) -> str:
     script = configure_script(policy_rc_d)
     try:
         with Guest(boot.request()) as guest:
-            guest.wait_ready(deadline.within(120))
-            mounted = guest.run(MOUNTS, deadline)
+            driven: Driven[Asked] = Driven()
+            drive.boot(guest, deadline, driven, READY_SECONDS)
+
+            def ask(shell: str) -> protocol.Reply:
+                return drive.run_one(guest, Asked(shell), deadline, driven)
+
+            mounted = ask(MOUNTS)
             if mounted.exit_code != 0:
                 raise SandboxError(f"configuring {boot.image}: {mounted.stderr.decode(errors='replace').strip()}"
                                    f" (console: {boot.evidence / 'console.log'})")
             say(f"{boot.machine.name}: dpkg --configure -a in the guest (minutes under TCG)")
-            ran = guest.run(f"chroot {ROOT} {ENV} /bin/sh -c {shlex.quote(script)} 2>&1", deadline)
+            ran = ask(f"chroot {ROOT} {ENV} /bin/sh -c {shlex.quote(script)} 2>&1")
             log = ran.text
             if ran.exit_code != 0:
                 raise SandboxError(f"configuring {boot.image}: dpkg --configure -a exited {ran.exit_code}: "
                                    f"{log.strip().splitlines()[-1:] or ''} (log: {boot.evidence / 'agent.log'})")
-            guest.run(UNMOUNTS, deadline)
-            packed = guest.run(f"cd {UPPER} && tar -cf - . | gzip -1", deadline)
+            ask(UNMOUNTS)
+            packed = ask(f"cd {UPPER} && tar -cf - . | gzip -1")
             if packed.exit_code != 0:
                 raise SandboxError(f"configuring {boot.image}: the upper layer: {packed.stderr.decode(errors='replace')}")
             upper_tar.write_bytes(packed.stdout)

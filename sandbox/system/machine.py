@@ -45,7 +45,7 @@ class SystemBoot:
         return self.target.machine
 
     def request(self) -> BootRequest:
-        region = memory_regions(self.machine, SYSTEM_MEMORY_MIB, (self.image,))[0]
+        region = memory_regions(self.machine.qemu, SYSTEM_MEMORY_MIB, (self.image,))[0]
         append = (f"y2038.system={self.mode}", f"y2038.sysdisk=system,{region.start_mib}Mi,{region.size_mib}Mi",
                   *(SYSTEMD_ARGS if self.mode == "boot" else ()), *self.extra_args)
         return self.target.boot(self.rtc, self.evidence, append=append, memory_mib=SYSTEM_MEMORY_MIB,

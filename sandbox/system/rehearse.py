@@ -15,7 +15,9 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sandbox.base import evidence as files
 from sandbox.base.errors import SandboxError
+from sandbox.base.evidence import Evidence
 from sandbox.base.timefmt import format_time, parse_time
 from sandbox.scenario.guards import CLOCK_MAX
 from sandbox.base import paths
@@ -76,9 +78,10 @@ def _image(request: SystemRequest) -> tuple[str, Path, str, Path]:
         built = build_system_image(spec, systems)
         return spec.name, built.image, spec.arch, built.image
     source = Path(request.image)
-    root = inputs.unpack(source, request.evidence / "unpacked")
+    folder = Evidence(request.evidence)
+    root = inputs.unpack(source, folder.path(files.UNPACKED))
     tree = inputs.check_root(source, root)
-    return source.name, inputs.image_of(tree, request.evidence / "system.ext4"), tree.arch, source
+    return source.name, inputs.image_of(tree, folder.path(files.SYSTEM_IMAGE)), tree.arch, source
 
 
 SYSTEM_FRAGMENTS = ("system.config", "memory-disks.config")
@@ -136,23 +139,24 @@ def rehearse_system(request: SystemRequest) -> SystemResult:
                       extra_args=("sysctl.kernel.time32_syscalls=log", RTC_PAST_2038))
     seen = system_boot.drive(boot, end, request.evidence, parse_time(request.at) if request.at else None)
     system_boot.write_evidence(seen, request.evidence)
-    journal_json, journal = read_journal(request.evidence / "journal")
-    (request.evidence / "journal.json").write_text(journal_json)
+    folder = Evidence(request.evidence)
+    journal_json, journal = read_journal(folder.path(files.JOURNAL))
+    folder.write(files.JOURNAL_JSON, journal_json)
     manager = _manager_errors(seen.units_after)
     observed = Observed(seen.start_clock or start, seen.end_clock or end, seen.units_before, seen.units_after,
                         seen.timeline, journal, seen.looks.get("syslog.txt", ""),
                         # the console keeps every kernel line; dmesg's ring may have dropped the night's first
-                        _read(request.evidence / "console.log") + "\n" + seen.kernel_log,
+                        _read(folder.console) + "\n" + seen.kernel_log,
                         seen.looks.get("ticks.txt", ""), manager, seen.night_end, seen.step_at)
     facts = unit_facts(observed) if seen.units_before else []
     result = SystemResult(name, seen.outcome, seen.failure, facts, [judge(f) for f in facts], seen.wall,
                           before, inputs.checksum(watched),
-                          clock_findings(_read(request.evidence / "console.log"), journal))
+                          clock_findings(_read(folder.console), journal))
     _write(result, request.evidence)
     marks = [(str(look.get("time", "")), observe.unit_states(str(look.get("states", "")))) for look in seen.timeline]
-    (request.evidence / "system.html").write_text(lines.timeline_html(name, result.verdicts, marks))
-    if request.evidence.joinpath("unpacked").is_dir():
-        shutil.rmtree(request.evidence / "unpacked", ignore_errors=True)
+    folder.write(files.SYSTEM_PAGE, lines.timeline_html(name, result.verdicts, marks))
+    if folder.path(files.UNPACKED).is_dir():
+        shutil.rmtree(folder.path(files.UNPACKED), ignore_errors=True)
     return result
 
 
@@ -164,8 +168,9 @@ def _read(path: Path) -> str:
 
 
 def _write(result: SystemResult, evidence: Path) -> None:
-    (evidence / "units.txt").write_text("\n".join(result.table()) + "\n")
-    (evidence / "units.json").write_text(json.dumps({
+    folder = Evidence(evidence)
+    folder.write(files.UNITS_TEXT, "\n".join(result.table()) + "\n")
+    folder.write(files.UNITS_JSON, json.dumps({
         "system": result.name, "outcome": result.outcome, "failure": result.failure,
         "wall_seconds": {k: round(v, 2) for k, v in result.wall.items()},
         "image_sha256": {"before": result.checksum_before, "after": result.checksum_after},
@@ -176,15 +181,16 @@ def _write(result: SystemResult, evidence: Path) -> None:
 def observed_from(evidence: Path) -> Observed:
     """What a rehearsal saw, read back from its evidence folder (to judge it
     again with today's rules, or in tests on captured runs)."""
-    boot = json.loads((evidence / "boot.json").read_text())
-    journal = journal_entries(_read(evidence / "journal.json"))
+    folder = Evidence(evidence)
+    boot = json.loads(folder.path(files.SYSTEM_BOOT).read_text())
+    journal = journal_entries(_read(folder.path(files.JOURNAL_JSON)))
     start, end, night_end, step_at = (parse_time(boot[k]) if boot.get(k) else 0
                                       for k in ("start", "end", "night_end", "step_at"))  # "": none
-    return Observed(start, end, _read(evidence / "units-before.txt"),
-                    _read(evidence / "units-after.txt"), json.loads(_read(evidence / "timeline.json") or "[]"),
-                    journal, _read(evidence / "syslog.txt"),
-                    _read(evidence / "console.log") + "\n" + _read(evidence / "kernel.log"),
-                    _read(evidence / "ticks.txt"), _manager_errors(_read(evidence / "units-after.txt")),
+    return Observed(start, end, _read(folder.path(files.UNITS_BEFORE)),
+                    _read(folder.path(files.UNITS_AFTER)), json.loads(_read(folder.path(files.TIMELINE)) or "[]"),
+                    journal, _read(folder.path("syslog.txt")),
+                    _read(folder.console) + "\n" + _read(folder.path(files.KERNEL_LOG)),
+                    _read(folder.path("ticks.txt")), _manager_errors(_read(folder.path(files.UNITS_AFTER))),
                     night_end, step_at)
 
 
@@ -200,8 +206,9 @@ def judge_again(evidence: Path, name: str) -> SystemResult:
     """The evidence folder's facts and verdicts by today's rules, written back."""
     observed = observed_from(evidence)
     facts = unit_facts(observed)
-    result = SystemResult(name, json.loads((evidence / "boot.json").read_text())["outcome"], "", facts,
-                          [judge(f) for f in facts], clock=clock_findings(_read(evidence / "console.log"),
+    folder = Evidence(evidence)
+    result = SystemResult(name, json.loads(folder.path(files.SYSTEM_BOOT).read_text())["outcome"], "", facts,
+                          [judge(f) for f in facts], clock=clock_findings(_read(folder.console),
                                                                            observed.journal))
     _write(result, evidence)
     return result

@@ -9,16 +9,14 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandbox.base import evidence as files
+from sandbox.base.evidence import Evidence
 from sandbox.build.own_kernel import OwnKernel
 from sandbox.system.expect import Check, evaluate, outcome_check
 from sandbox.system.facts import unit_facts
 from sandbox.system.rehearse import SystemRequest, SystemResult, observed_from, rehearse_system
 from sandbox.system.scenario import SystemScenario
 from sandbox.system.verdict import judge
-
-CHECKS_TEXT = "checks.txt"
-CHECKS_JSON = "checks.json"
-
 
 @dataclass(frozen=True)
 class ScenarioRun:
@@ -51,7 +49,7 @@ def judge_evidence(scenario: SystemScenario, evidence: Path) -> tuple[Check, ...
     """The scenario's expectations against an evidence folder (a run's, or a
     captured one under pytest/data/system/): how the boot ended first, then
     units, journal lines and timers."""
-    boot = json.loads((evidence / "boot.json").read_text())
+    boot = json.loads(Evidence(evidence).path(files.SYSTEM_BOOT).read_text())
     observed = observed_from(evidence)
     verdicts = [judge(f) for f in unit_facts(observed)] if observed.units_before else []
     return (outcome_check(scenario, boot["outcome"], boot.get("failure", "")),
@@ -60,10 +58,11 @@ def judge_evidence(scenario: SystemScenario, evidence: Path) -> tuple[Check, ...
 
 def run_system_scenario(scenario: SystemScenario, evidence: Path, own: OwnKernel | None = None) -> ScenarioRun:
     result = rehearse_system(SystemRequest(scenario.system, evidence, scenario.start, scenario.end, own))
-    checks = judge_evidence(scenario, evidence) if (evidence / "boot.json").is_file() else ()
+    folder = Evidence(evidence)
+    checks = judge_evidence(scenario, evidence) if folder.path(files.SYSTEM_BOOT).is_file() else ()
     run = ScenarioRun(scenario, result, checks)
-    (evidence / CHECKS_TEXT).write_text("\n".join([run.summary(), *(c.line() for c in checks)]) + "\n")
-    (evidence / CHECKS_JSON).write_text(json.dumps({
+    folder.write(files.CHECKS_TEXT, "\n".join([run.summary(), *(c.line() for c in checks)]) + "\n")
+    folder.write(files.CHECKS_JSON, json.dumps({
         "scenario": scenario.file, "system": scenario.system, "start": scenario.start, "end": scenario.end,
         "outcome": result.outcome, "passed": run.passed,
         "checks": [{"what": c.what, "expected": c.expected, "observed": c.observed, "passed": c.passed}

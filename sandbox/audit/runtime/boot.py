@@ -56,18 +56,18 @@ class GuestFailed(SandboxError):
     """The guest hung, died or lost its agent: every program of the boot is without a verdict."""
 
 
-def overlay_archive(overlay: tuple[tuple[str, Path], ...], out: Path,
+def overlay_archive(overlay: tuple[tuple[str, Path], ...], folder: Evidence,
                     trees: tuple[tuple[str, Path], ...] = ()) -> Path:
     """The user's root filesystems whole (with /proc, /dev and /tmp to mount
-    on), then the single files, then the shim."""
+    on), then the single files, then the shim: the boot's OVERLAY file."""
     entries = _folders_once([e for prefix, tree in trees for e in tree_entries(tree, prefix)])
     entries += [cpio.Entry.directory(f"{prefix}/{name}") for prefix, _ in trees for name in MOUNT_POINTS
                 if not (_tree_has(trees, prefix, name))]
     entries += [cpio.Entry.file(member, path.read_bytes(), stat.S_IMODE(path.stat().st_mode) | 0o555)
                 for member, path in overlay]
-    with out.open("wb") as stream:
+    with folder.stream_bytes(files.OVERLAY) as stream:
         cpio.write_newc(cpio.with_parents(entries), stream)
-    return out
+    return folder.path(files.OVERLAY)
 
 
 def _folders_once(entries: list[cpio.Entry]) -> list[cpio.Entry]:
@@ -99,7 +99,7 @@ def initramfs_for(plan: BootPlan, evidence: Path) -> Path:
     with folder.stream(files.REHEARSE_INITRAMFS, "wb") as out:
         with base.open("rb") as source:
             shutil.copyfileobj(source, out)
-        with overlay_archive(plan.overlay, folder.path(files.OVERLAY), plan.trees).open("rb") as source:
+        with overlay_archive(plan.overlay, folder, plan.trees).open("rb") as source:
             shutil.copyfileobj(source, out)
     return combined
 
