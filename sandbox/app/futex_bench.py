@@ -22,12 +22,16 @@ from sandbox.base.progress import say
 from sandbox.guest.deadline import Deadline
 from sandbox.guest.qemu import Guest
 from sandbox.guest.target import prepare_target
+from sandbox.run import drive
+from sandbox.run.drive import Asked, Driven
 
 MACHINES = ("i386", "armhf")
 VARIANTS = ("pristine", "series")
 RUNS = 7
 ITERATIONS = 100_000
 RTC = "2038-01-19T03:10:00"
+BOOT_SECONDS = 120.0
+RUN_SECONDS = 600.0  # one run of the tool under TCG
 KINDS = ("wake_ns", "timed_ns")
 NOISE_GOAL = 1.05  # series within 5% of pristine: what "nothing measurable" is read against
 
@@ -61,11 +65,13 @@ def measure(machine_name: str, variant: str, runs: int = RUNS, iterations: int =
     target = prepare_target(machine(machine_name), variant)
     say(f"futex round trips on {machine_name}/{variant} ({target.accel.name}): {runs} runs of {iterations}")
     lines = []
+    deadline = Deadline(BOOT_SECONDS + runs * RUN_SECONDS)
     with tempfile.TemporaryDirectory(prefix="y2038-futex-bench-") as tmp:
         with Guest(target.boot(RTC, Path(tmp))) as guest:
-            guest.wait_ready(Deadline(120))
+            driven: Driven[Asked] = Driven()
+            drive.boot(guest, deadline, driven, BOOT_SECONDS)
             for _ in range(runs):
-                reply = guest.run(f"/tools/futexbench {iterations}", Deadline(600))
+                reply = drive.ask(guest, f"/tools/futexbench {iterations}", deadline, RUN_SECONDS, driven)
                 if reply.exit_code != 0:
                     raise RuntimeError(f"futexbench failed on {machine_name}/{variant}: {reply.text.strip()}")
                 lines += reply.text.splitlines()
