@@ -78,6 +78,15 @@ def test_a_span_names_its_first_and_last_patch() -> None:
     assert span(()) == "none"
 
 
+WITH_AIDS = PATCHES + (Path("kernel-series/aids/0001-apic.patch"),)
+
+
+def test_an_aid_is_numbered_in_its_own_folder() -> None:
+    assert span(WITH_AIDS) == "0001..aids/0001"
+    assert split_at(WITH_AIDS, "aids/0001") == (PATCHES, WITH_AIDS[3:])
+    assert split_at(WITH_AIDS, "0001") == ((), WITH_AIDS)
+
+
 @pytest.mark.parametrize("start", ["0004", "0002-b", "2", "c.patch", ""])
 def test_from_a_patch_not_in_the_series_is_refused(start: str) -> None:
     with pytest.raises(SandboxError, match=rf"^check-series --from {start}: no such patch in the series "

@@ -29,7 +29,7 @@
  * overrun:  how many of the 16 bytes right after the struct the kernel
  *           changed: 8 when it wrote a 64-bit timespec into the old 8-byte
  *           struct (a kernel built without COMPAT_32BIT_TIME, before
- *           kernel-series 0018), else 0. Printed whatever the call returned.
+ *           kernel-series 0001), else 0. Printed whatever the call returned.
  * unstamped: (only when named) SIOCGSTAMP on a socket that has received
  *           nothing: ENOENT where the layout is served, ENOTTY where it is
  *           refused (the strict kernel; deny and trap): the kernel must

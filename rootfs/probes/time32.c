@@ -681,7 +681,7 @@ static char report_prefix[64];
 /* The syscalls named by the call reports logged since the last look,
  * joined with '+' (kmsg_reported_calls()). Under log, deny and trap the
  * first call of each syscall by a process is reported: the name the hook
- * passed, which must be the call's own (kernel-series 0003-0009). */
+ * passed, which must be the call's own (kernel-series 0004-0010). */
 static void reports_since(char *names, size_t size)
 {
 	kmsg_reported_calls(kmsg_fd, report_prefix, names, size);

@@ -13,7 +13,7 @@ kernel-series/6.12/series for 6.12):
 A patch that does not apply stops the check (the rest cannot apply either);
 a failing checkpatch or build is reported and the check goes on.
 
-With `--from <patch>` (a name or its number, "0027"), the patches before it
+With `--from <patch>` (a name or its number, "0028", "aids/0001"), the patches before it
 are a base checked earlier: applied at once and built once, neither
 checkpatch'd nor built one by one, and the report says so; the patches from
 it on are checked as above. A series grown by one patch is then checked in
@@ -57,9 +57,15 @@ class PatchCheck:
         return (self.checkpatch == "clean" or not self.checked) and self.applied and bool(self.built)
 
 
+AIDS = "aids"
+"""The folder of the sandbox-only aids, a series of their own listed after the series."""
+
+
 def _number(patch: Path) -> str:
-    """A format-patch file's number: "0027" of 0027-x86-apic-....patch."""
-    return patch.name.split("-", 1)[0]
+    """A format-patch file's number: "0028" of 0028-futex-....patch, "aids/0001"
+    of an aid (the aids count from 0001 again)."""
+    number = patch.name.split("-", 1)[0]
+    return f"{AIDS}/{number}" if patch.parent.name == AIDS else number
 
 
 def span(patches: tuple[Path, ...]) -> str:
