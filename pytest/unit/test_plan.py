@@ -15,6 +15,13 @@ def test_a_probe_step_runs_once_per_flavour_the_machine_has() -> None:
     assert {(c.phase, c.probe, c.must_succeed) for c in commands} == {("before", "clock", False)}
 
 
+def test_a_probe_step_under_a_tool_is_its_program() -> None:
+    step = ProbeStep(index=0, phase="deny", probe="time32", flavours=ALL, args=("clock_gettime",),
+                     under=("seccomp32", "deny", "--"))
+    assert [c.shell for c in plan((step,), ALL[:1])] == [
+        "/tools/seccomp32 deny -- /probes/time32-syscall/time32 clock_gettime"]
+
+
 def test_set_clock_uses_the_tool_and_must_succeed() -> None:
     commands = plan((SetClockStep(index=1, time=2147483670, via="clock_settime"),), ALL)
     assert len(commands) == 1

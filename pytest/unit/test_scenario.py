@@ -245,7 +245,7 @@ BAD = [
      "machines[1]: unknown machine 'sparc' (known: x86_64, i386)"),
     ("bad timeout", HEAD + "timeout = 0\n" + PROBE, "timeout: expected a positive number of seconds, got 0"),
     ("unknown step key", HEAD + PROBE + "colour = 1\n",
-     "step[0].colour: unknown key 'colour' for a probe step (known: args, expect, expect-on, faketime, flavours, linkage, phase, probe, reset-clock, userland)"),
+     "step[0].colour: unknown key 'colour' for a probe step (known: args, expect, expect-on, faketime, flavours, linkage, phase, probe, reset-clock, under, userland)"),
     ("key of another action", HEAD + '[[step]]\nset-clock = "2038-01-19T03:14:30Z"\nphase = "p"\n',
      "step[0].phase: unknown key 'phase' for a set-clock step (known: set-clock, via)"),
     ("two actions in a step", HEAD + PROBE + 'set-clock = "2038-01-19T03:14:30Z"\n',
@@ -292,6 +292,10 @@ BAD = [
      "step[0].expect.time64.time.errno: expected an errno name such as 'EOVERFLOW', or 'none'"),
     ("empty field table", HEAD + PROBE + "[step.expect.time64.time]\n", "step[0].expect.time64.time: no fields to check"),
     ("args not strings", HEAD + PROBE + "args = [1]\n", "step[0].args[0]: expected a string, got an integer"),
+    ("under nothing", HEAD + PROBE + "under = []\n",
+     'step[0].under: expected a tool and its arguments, e.g. ["seccomp32", "deny", "--"]'),
+    ("under a probe", HEAD + PROBE + 'under = ["clock", "--"]\n', "step[0].under[0]: unknown tool 'clock' (known: settime)"),
+    ("under not a list", HEAD + PROBE + 'under = "settime"\n', "step[0].under: expected a list of strings, got a string"),
 ]
 
 
@@ -301,6 +305,12 @@ def test_bad_input_gives_one_line_naming_file_and_key(text: str, message: str) -
         parse_scenario(text, FILE, CATALOGUE, MACHINES)
     assert str(caught.value) == f"{FILE}: {message}"
     assert "\n" not in str(caught.value)
+
+
+def test_a_probe_step_runs_under_a_tool() -> None:
+    step = parse(HEAD + PROBE + 'under = ["settime", "--"]\n').probe_steps[0]
+    assert step.under == ("settime", "--")
+    assert parse(HEAD + PROBE).probe_steps[0].under == ()
 
 
 def test_numbered_errno_names_are_accepted() -> None:

@@ -49,8 +49,10 @@ def _probe_shell(step: ProbeStep, flavour: str) -> str:
     """/probes/<flavour>/<probe> (static), or the dynamic build inside the
     step's userland, run against its glibc (chroot, as a run step's program)
     with the step's environment (LD_PRELOAD and FAKETIME for faketime); with
-    linkage = "static", the static build outside the chroot, same environment."""
-    command = shlex.join([f"/probes/{flavour}/{step.probe}", *step.args])
+    linkage = "static", the static build outside the chroot, same environment;
+    with `under`, /tools/<tool> <arg>... runs it as its program."""
+    under = [f"/tools/{step.under[0]}", *step.under[1:]] if step.under else []
+    command = shlex.join([*under, f"/probes/{flavour}/{step.probe}", *step.args])
     if step.userland is None:
         return command
     words = ["env", "-i", f"PATH={GUEST_PATH}", "TZ=UTC0", "LC_ALL=C",

@@ -73,6 +73,9 @@ class ProbeStep:
     faketime: FakeTime | None = None
     environment: tuple[tuple[str, str], ...] = ()
     static: bool = False  # linkage = "static": /probes' static build, outside the chroot, same environment
+    # under: a tool of /tools and its arguments, the probe's command line
+    # appended (["seccomp32", "deny", "--"]): the probe runs as its program
+    under: tuple[str, ...] = ()
     kind: ClassVar[str] = "probe"
 
     def flavours_on(self, available: tuple[str, ...]) -> tuple[str, ...]:

@@ -13,6 +13,9 @@ what it did is recorded as an observation of its own phase "step<N>-<kind>"):
 A probe step's reset-clock = <time> sets the clock (settimeofday) right
 before each of its flavours runs, so every flavour starts from the same
 instant: how timers and timeouts armed just before 2038 are compared.
+A probe step's under = ["<tool>", "<arg>"...] runs it as the program of
+that tool (/tools/<tool> <arg>... /probes/<flavour>/<probe> <args>...):
+under seccomp32's filter, say.
 A sysctl step writes a kernel setting: sysctl = "kernel.time32_syscalls",
 value = "deny" (/proc/sys/kernel/time32_syscalls; must succeed).
 An ntp-sync step = <userland> starts that userland's chronyd as the NTP
@@ -197,9 +200,26 @@ def _probe_step(table: Mapping[str, object], index: int, where: Where, context: 
     environment = () if faketime is None or userland is None else tuple(faketime.environment(
         DEBIAN_ARCHS[context.userlands.by_name[userland].arch].triplet,
         f"/userlands/{userland}" if static else "").items())
+    under = _under(table, userland, where, context) if "under" in table else ()
     return _check_printed(ProbeStep(index, phase, name, flavours, args, expectations, on_machines, reset_clock=reset,
                                     info=probe, userland=userland, faketime=faketime, environment=environment,
-                                    static=static), where)
+                                    static=static, under=under), where)
+
+
+def _under(table: Mapping[str, object], userland: str | None, where: Where, context: StepContext) -> tuple[str, ...]:
+    """`under = ["<tool>", "<arg>"...]`: a tool of rootfs/manifest.toml
+    ([tool.<name>], /tools/<name> in the guest) that runs the probe, its
+    command line appended after these words; not with a userland, whose
+    root has no /tools."""
+    at = where.at("under")
+    words = strings(table["under"], at)
+    if not words:
+        at.fail('expected a tool and its arguments, e.g. ["seccomp32", "deny", "--"]')
+    if context.catalogue.tool(words[0]) is None:
+        at.item(0).fail(f"unknown tool '{words[0]}' (known: {', '.join(context.catalogue.tools) or 'none'})")
+    if userland is not None:
+        at.fail("not with a `userland`: the tools are in /tools, outside the userland's root")
+    return words
 
 
 ALSO_PRINTS: Mapping[tuple[str, str], tuple[str, ...]] = MappingProxyType({
@@ -491,7 +511,7 @@ class ActionKind:
 ACTIONS: Mapping[str, ActionKind] = MappingProxyType(
     {
         "probe": ActionKind(frozenset({"probe", "phase", "flavours", "args", "expect", EXPECT_ON,
-                                       "reset-clock", "userland", "faketime", "linkage"}),
+                                       "reset-clock", "userland", "faketime", "linkage", "under"}),
                             _probe_step),
         "run": ActionKind(frozenset({"run", "phase", "userlands", "stdin", "timeout", "time-pattern",
                                      "expect", EXPECT_ON}), _run_step),
