@@ -9,6 +9,7 @@
 
 #include <linux/audit.h>
 #include <linux/ipc.h>
+#include <linux/net.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <asm/unistd_32.h>
@@ -41,6 +42,9 @@ static const struct time32_nr nrs[] = {
 	{ "ipc(SEMTIMEDOP)", __NR_ipc, SEMTIMEDOP },
 #endif
 	NR(recvmmsg),
+#ifdef __NR_socketcall          /* i386: net/socket.c sys_socketcall(), 32-bit timeout */
+	{ "socketcall(SYS_RECVMMSG)", __NR_socketcall, SYS_RECVMMSG },
+#endif
 #ifdef __NR_time                /* ARM EABI never had time, stime, utime */
 	NR(time),
 	NR(stime),

@@ -11,7 +11,10 @@
  *
  * i386 has no semtimedop of its own: its 32-bit one is ipc(SEMTIMEDOP, ...)
  * (ipc/syscall.c ksys_ipc(): the call in the low 16 bits of the first
- * argument), a row with `call` set.
+ * argument), a row with `call` set; and besides recvmmsg, i386 reaches
+ * __sys_recvmmsg() with a 32-bit timeout through socketcall(SYS_RECVMMSG,
+ * ...) (net/socket.c sys_socketcall(), net/compat.c on x86_64), which
+ * old C libraries used for every socket call: another such row.
  */
 #ifndef TIME32NR_H
 #define TIME32NR_H
