@@ -133,3 +133,16 @@ def test_bad_faketime_steps_name_file_and_key(text: str, key: str, message: str)
         parse(text)
     line = str(caught.value)
     assert line.startswith(f"{FILE}: {key}: ") and message in line and "\n" not in line
+
+
+def test_a_step_in_a_userland_cannot_run_under_a_tool() -> None:
+    catalogue = parse_catalogue(textwrap.dedent("""\
+        [probe.clock]
+        calls.time = { seconds = "time" }
+        [tool.seccomp32]
+        """), "manifest.toml")
+    text = HEAD + STEP.replace('faketime = "2038-01-19T03:14:30Z"\n', "") + 'under = ["seccomp32", "deny", "--"]\n'
+    with pytest.raises(InputError) as caught:
+        parse_scenario(text, FILE, catalogue, MACHINES, USERLANDS)
+    assert str(caught.value) == (f"{FILE}: step[0].under: not with a `userland`: the tools are in /tools, "
+                                 "outside the userland's root")
