@@ -14,9 +14,15 @@
  *   clock_gettime32  the old 32-bit one (i386's and ARM's clock_gettime;
  *                    absent in native64): what the time32 policy's hook
  *                    and a filter's match cost.
+ * Only when named (just bench --futex), the old futex number (futex_time32
+ * on i386 and ARM, whatever this program's time_t):
+ *   futex_wake       FUTEX_WAKE_PRIVATE of a word nobody waits on: no time
+ *                    passed, the hot path of every unlock;
+ *   futex_timed      FUTEX_WAIT_PRIVATE with a 1 s timeout on a word whose
+ *                    value differs, so it returns EAGAIN at once.
  *   {"probe":"syscost","flavour":"time64","call":"getpid","calls":100000,"ns":1234}
- * "ns" is the mean time of one call in nanoseconds. A failed call stops
- * its loop: "errno". Timings under emulation (QEMU TCG) are those of the
+ * "ns" is the mean time of one call in nanoseconds. A call failing
+ * otherwise than expected stops its loop: "errno". Timings under emulation (QEMU TCG) are those of the
  * emulated machine: compare them with each other, run for run, never
  * with a real machine's; no scenario expects a figure.
  */
@@ -24,6 +30,7 @@
 #include "probe.h"
 
 #include <errno.h>
+#include <linux/futex.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -47,15 +54,28 @@ static long long now_ns(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
-/* ROUNDS calls of nr with these arguments, then the line. */
-static void measure(const char *call, long nr, long a, void *b)
+/* The timespec the old futex number reads: 32-bit on i386 and ARM
+ * (futex_time32), the native one on a 64-bit ABI. */
+#if __SIZEOF_LONG__ == 4
+typedef struct {
+	int32_t tv_sec;
+	int32_t tv_nsec;
+} old_timespec;
+#else
+typedef struct timespec old_timespec;
+#endif
+
+/* ROUNDS calls of nr with these arguments (an error other than `expected`
+ * stops the loop), then the line. */
+static void measure6(const char *call, long nr, const long args[6], int expected)
 {
 	long long start, took;
 	long i;
 
 	start = now_ns();
 	for (i = 0; i < ROUNDS; i++)
-		if (syscall(nr, a, b) == -1) {
+		if (syscall(nr, args[0], args[1], args[2], args[3], args[4], args[5]) == -1 &&
+		    errno != expected) {
 			probe_errno(PROBE, call, errno);
 			return;
 		}
@@ -64,6 +84,13 @@ static void measure(const char *call, long nr, long a, void *b)
 	probe_i64("calls", ROUNDS);
 	probe_i64("ns", took / ROUNDS);
 	probe_end();
+}
+
+static void measure(const char *call, long nr, long a, void *b)
+{
+	const long args[6] = { a, (long)b };
+
+	measure6(call, nr, args, 0);
 }
 
 static void getpid_run(void *ctx)
@@ -92,10 +119,31 @@ static void clock_gettime32_run(void *ctx)
 #endif
 }
 
+static uint32_t futex_word;
+
+static void futex_wake_run(void *ctx)
+{
+	const long args[6] = { (long)&futex_word, FUTEX_WAKE_PRIVATE, 1 };
+
+	(void)ctx;
+	measure6("futex_wake", __NR_futex, args, 0);
+}
+
+static void futex_timed_run(void *ctx)
+{
+	static const old_timespec second = { 1, 0 };
+	const long args[6] = { (long)&futex_word, FUTEX_WAIT_PRIVATE, 1 /* != futex_word */, (long)&second };
+
+	(void)ctx;
+	measure6("futex_timed", __NR_futex, args, EAGAIN);
+}
+
 static const struct probe_call calls[] = {
 	{ "getpid",          getpid_run,          NULL, 0 },
 	{ "clock_gettime64", clock_gettime64_run, NULL, 0 },
 	{ "clock_gettime32", clock_gettime32_run, NULL, 0 },
+	{ "futex_wake",      futex_wake_run,      NULL, PROBE_NAMED_ONLY },
+	{ "futex_timed",     futex_timed_run,     NULL, PROBE_NAMED_ONLY },
 };
 
 static const struct probe syscost = {
