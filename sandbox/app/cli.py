@@ -171,8 +171,11 @@ def parser() -> argparse.ArgumentParser:
     system_verb.add_arguments(sy)
     with_own_kernel(sy)
     sy.set_defaults(machine=None)  # --kernel-tree: the machine of the tree's .config
-    mu = verb("mutants", verbs.cmd_mutants, "build each regression mutant kernel and run the scenarios "
-              "that must catch it (kernel-series/regressions/)")
+    mu = with_tree(verb("mutants", verbs.cmd_mutants, "build each regression mutant kernel of a tree and run "
+                        "the scenarios that must catch it (kernel-series/regressions/)"))
+    mu.add_argument("--list", action="store_true",
+                    help="print each mutant on the tree (machine, kernel, patch, scenarios, or why it is not "
+                         "on the tree) and build nothing")
     mu.add_argument("--no-control", dest="control", action="store_false",
                     help="skip running each scenario on its mutant's kernel without the patch first "
                          "(just test did)")

@@ -298,27 +298,37 @@ def parse_moments(texts: list[str]) -> tuple:
 
 
 def cmd_mutants(args: argparse.Namespace) -> int:
-    """Build each regression mutant, run its scenarios, print who caught it."""
+    """Build each regression mutant of the tree, run its scenarios, print who
+    caught it (--list: what would run, nothing built)."""
     from sandbox.app import mutants as runner  # only this verb needs it
-    chosen = load_mutants()
-    unknown = sorted(set(args.only) - {m.name for m in chosen})
+    listed = load_mutants(args.tree)
+    unknown = sorted(set(args.only) - {m.name for m in listed})
     if unknown:
         raise SandboxError(f"no mutant {', '.join(unknown)} in {MUTANTS_FILE} "
-                           f"(known: {', '.join(m.name for m in chosen)})")
-    # every scenario loaded, valid and meant for its mutant's kernel variant, before any build
-    plans = {m: runner.scenarios_of(m) for m in chosen if not args.only or m.name in args.only}
+                           f"(known: {', '.join(m.name for m in listed)})")
+    chosen = [m for m in listed if not args.only or m.name in args.only]
+    # every scenario loaded, valid and meant for its mutant's kernel variant and tree, before any build
+    plans = {m: runner.scenarios_of(m) for m in chosen if not m.absent}
+    if args.list:
+        print(runner.plan(tuple(chosen), args.tree))
+        return EXIT_PASSED
     results = paths.new_results_dir("mutants")
     write_session(results)
     if args.control:
         runner.check_controls(plans, results)
     outcomes = []
-    for number, (mutant, scenarios) in enumerate(plans.items(), 1):
-        say(f"mutant {number}/{len(plans)}: {mutant.name} ({mutant.machine})")
-        outcomes.append(runner.run_mutant(mutant, scenarios, results))
-    text = runner.table(outcomes)
+    for mutant in chosen:
+        if mutant.absent:
+            say(f"mutant {mutant.name}: not on the {args.tree} tree: {mutant.absent}")
+            outcomes.append(runner.absent_result(mutant))
+            continue
+        number = sum(o.verdict != runner.ABSENT for o in outcomes) + 1
+        say(f"mutant {number}/{len(plans)}: {mutant.name} ({mutant.machine}, {args.tree} tree)")
+        outcomes.append(runner.run_mutant(mutant, plans[mutant], results))
+    text = runner.table(outcomes, args.tree)
     Session(results).write(MUTANTS, text + "\n")
     print("\n" + text + f"\n\nevidence: {results}")
-    return EXIT_PASSED if all(o.verdict == runner.KILLED for o in outcomes) else EXIT_FAILED
+    return EXIT_PASSED if runner.all_killed(outcomes) else EXIT_FAILED
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

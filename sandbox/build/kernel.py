@@ -215,23 +215,29 @@ def build_kernel(request: KernelRequest) -> KernelArtifact:
     return _cached_build(request, folder, key, label, lambda tree, branch: branch, {})
 
 
-def mutant_key(version: str, machine: Machine, patch: Path, variant: str = "series") -> str:
-    """The key of the variant's kernel (the series by default) and the mutant's patch."""
-    base = cache_key(version, KernelRequest(machine, variant))
+def mutant_key(version: str, machine: Machine, patch: Path, variant: str = "series",
+               tree: str = DEFAULT_TREE) -> str:
+    """The key of the variant's kernel (the series by default) of the tree and
+    the mutant's patch (for 6.1, the key it had before there were trees)."""
+    base = cache_key(version, KernelRequest(machine, variant, tree))
     h = hashlib.sha256(base.encode() + b"\0" + patch.read_bytes())
     return h.hexdigest()[:16]
 
 
-def build_mutant(machine: Machine, name: str, patch: Path, variant: str = "series") -> KernelArtifact:
-    """The variant's kernel (one that applies the series) with one regression
-    patch on top, built incrementally in the variant's build folder of the
-    machine (a mutant touches a file or two: the rest comes from that
-    folder's objects, and ccache), cached like every kernel."""
-    key = mutant_key(debian_version(), machine, patch, variant)
-    folder = paths.cache_dir() / "kernels" / f"{machine.name}-mutant-{name}-{key}"
-    label = f"kernel {machine.name}/mutant {name} {key}"
-    return _cached_build(KernelRequest(machine, variant), folder, key, label,
-                         lambda tree, series: branch_with(tree, f"mutant-{key}", series, (patch,), "the series"),
+def build_mutant(machine: Machine, name: str, patch: Path, variant: str = "series",
+                 tree: str = DEFAULT_TREE) -> KernelArtifact:
+    """The variant's kernel (one that applies the series) of the tree with one
+    regression patch on top, built incrementally in the variant's build
+    folder of the machine and tree (a mutant touches a file or two: the rest
+    comes from that folder's objects, and ccache), cached like every kernel:
+    kernels/<machine>-mutant-<name>[-6.12]-<key>."""
+    source = tree_named(tree)
+    key = mutant_key(debian_version(source), machine, patch, variant, tree)
+    folder = paths.cache_dir() / "kernels" / f"{source.folder_name(machine.name, 'mutant-' + name)}-{key}"
+    label = f"kernel {machine.name}/mutant {name}{source.build_suffix} {key}"
+    return _cached_build(KernelRequest(machine, variant, tree), folder, key, label,
+                         lambda git_tree, series: branch_with(git_tree, f"mutant-{key}", series, (patch,),
+                                                              f"the {tree} series"),
                          {"mutant": patch.name})
 
 
