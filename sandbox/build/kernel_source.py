@@ -92,19 +92,26 @@ def baseline_tree(version: str, source: Tree = TREES[DEFAULT_TREE]) -> Path:
 
 def branch_with(tree: Path, branch: str, base: str, patches: tuple[Path, ...], onto: str) -> str:
     """`branch`: `base` with the patches applied by git am, made once and
-    checked out; a patch that does not apply leaves no branch behind."""
+    checked out. The patches go onto a scratch branch that takes the name
+    only once every one applied, so neither a patch that does not apply nor
+    a run killed halfway leaves a `branch` that a later run would reuse
+    half-made."""
     if _git(tree, "branch", "--list", branch).strip():
         _git(tree, "checkout", "-q", branch)
         return branch
-    _git(tree, "checkout", "-q", "-B", branch, base)
+    if (tree / ".git" / "rebase-apply").exists():  # the git am of a killed run
+        _git(tree, "am", "--abort")
+    scratch = f"{branch}-incomplete"
+    _git(tree, "checkout", "-q", "-B", scratch, base)
     for patch in patches:
         try:
             _git(tree, "am", "-q", str(patch))
         except SandboxError as err:
             _git(tree, "am", "--abort")
             _git(tree, "checkout", "-q", "--detach", base)
-            _git(tree, "branch", "-D", branch)
+            _git(tree, "branch", "-D", scratch)
             raise SandboxError(f"{patch}: does not apply to {onto} ({err})") from None
+    _git(tree, "branch", "-M", scratch, branch)
     say(f"applied {len(patches)} patch(es) on branch {branch}")
     return branch
 
