@@ -59,21 +59,44 @@
  *         "... exe <path> truncated ..." (or "passed ..."): how many, and
  *         the site of the first.
  * trace:  the trace events time32:time32_call and time32:time32_truncation
- *         of this process (tracefs, enabled and emptied before the first
- *         call): how many of each, the first call's name and the first
- *         truncated value in 64 bits; "absent" on a kernel without them.
- *         Every call and truncation is an event, whatever the policy.
+ *         of this process (tracefs, enabled with the record-tgid option
+ *         and emptied before the first call): how many of each, the first
+ *         call's name and the first truncated value in 64 bits; "absent"
+ *         on a kernel without them. Every call and truncation is an event,
+ *         whatever the policy. The events name no process: the line's
+ *         header does, "<comm>-<pid> (<tgid>)" (trace_count()).
  * init:   (only when named) the flavour's clock_gettime made by the init
  *         of a new PID namespace (pid 1 there, unkillable as the system's
  *         init is), with SIGSYS at its default action: "errno" what the
  *         call returned, or "signal" the signal that killed it (under trap,
  *         a SIGSYS would: series v2 killed it). Needs CAP_SYS_ADMIN.
- * flood:  (only when named) 300 children, each as user nobody, make the
- *         flavour's clock_gettime (twice, as the clock_gettime call does)
- *         and exit, as a fork loop would:
- *         "children" forked, "reported" the call reports naming them in
- *         /dev/kmsg (the policy's ratelimit bounds it), "traced" their
- *         time32_call events (not ratelimited).
+ * utimensat_1969, nanosleep_negative, clock_nanosleep_abstime: (only when
+ *         named) negative 32-bit times a program passes the kernel, each
+ *         read by get_old_timespec32() in time32-syscall (and by glibc's
+ *         32-bit syscall wherever the time fits): utimensat() setting
+ *         1969-12-31T00:00:00Z (sent: -86400 as a number, a time before
+ *         1970 that no 32-bit wrap made), nanosleep() for -1 s (an invalid
+ *         timeout, EINVAL), and
+ *         clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME) until now + 2 s as
+ *         the flavour's time_t holds it (tv_sec: wrapped to 1901 by a
+ *         32-bit time_t after the rollover, EINVAL then). passed: the
+ *         policy's "passed <v> in get_old_timespec32" reports about this
+ *         process logged during the call: only a wrapped time counts as a
+ *         truncation since series v3.1 (kernel-series 0003,
+ *         time32_wrapped()); scenarios/kernel/time32-negative.toml.
+ * flood:  (only when named) a process of user nobody forks 300 children
+ *         one after the other, each making the flavour's clock_gettime
+ *         (twice, as the clock_gettime call does) and exiting, as a fork
+ *         loop would: "children" forked, "reported" the call reports
+ *         naming them in /dev/kmsg (the budget of their user bounds it),
+ *         "traced" their time32_call events (not ratelimited). The loop's
+ *         process stays until other_user, or the probe's end.
+ * other_user: (only when named, after flood) one more process of nobody,
+ *         whose budget the flood spent, then one of uid 1000, each making
+ *         clock_gettime: "reported" the call reports naming the latter,
+ *         "flood_user_reported" those naming the former. With a budget
+ *         per user (series v3.1) 1 and 0; with one for the whole system,
+ *         as before, 0 and 0 until 5 s after the flood began.
  * Exit status: 0 when every call was attempted, 2 on usage errors.
  */
 #define _GNU_SOURCE
@@ -116,6 +139,9 @@ struct result {
 	const char *field;      /* PROBE_KEY() of a value worth reporting, else NULL */
 	long long value;
 	int signal;             /* the signal that killed a child, else 0 */
+	const char *arg_field;  /* PROBE_KEY() of what the call passed, printed
+	                         * whatever it returned, else NULL */
+	long long arg;
 };
 
 static char scratch[64] = "/tmp/time32-probe-XXXXXX";
@@ -125,6 +151,34 @@ static void ok(struct result *r, const char *field, long long value)
 	r->field = field;
 	r->value = value;
 }
+
+/* What a call passed, printed with its errno too. */
+static void passed_arg(struct result *r, const char *field, long long value)
+{
+	r->arg_field = field;
+	r->arg = value;
+}
+
+/* The wall clock in 64-bit seconds, whatever the flavour's time_t: on a
+ * 32-bit ABI through clock_gettime64 (403), as waits.c reads it. */
+static long long wall_seconds(void)
+{
+#if defined(__NR_clock_gettime64) && __SIZEOF_LONG__ == 4
+	struct { long long tv_sec; long long tv_nsec; } ts = { 0, 0 };
+
+	syscall(__NR_clock_gettime64, CLOCK_REALTIME, &ts);
+	return ts.tv_sec;
+#else
+	struct timespec ts = { 0, 0 };
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (long long)ts.tv_sec;
+#endif
+}
+
+/* 1969-12-31T00:00:00Z: a time before 1970, negative in any time_t, that
+ * no rollover wrapped (utimensat_1969). */
+#define PRE_1970 (-86400)
 
 /* A raw syscall or C library call that returns -1 and sets errno. */
 static void check(struct result *r, long ret)
@@ -238,6 +292,35 @@ static void futimesat_call(struct result *r)
 static void utimensat_call(struct result *r)
 {
 	check(r, syscall(__NR_utimensat, AT_FDCWD, scratch, NULL, 0));
+}
+
+/* kernel-series 0003: get_old_timespec32() reads each of the two times;
+ * a negative one counted as a truncation before v3.1, whatever it was. */
+static void utimensat_1969_call(struct result *r)
+{
+	struct old_timespec32 ts[2] = { { PRE_1970, 0 }, { PRE_1970, 0 } };
+
+	check(r, syscall(__NR_utimensat, AT_FDCWD, scratch, ts, 0));
+	passed_arg(r, PROBE_KEY("sent"), ts[1].tv_sec);
+}
+
+/* sys_nanosleep_time32(): get_old_timespec32(), then EINVAL. */
+static void nanosleep_negative_call(struct result *r)
+{
+	static const struct old_timespec32 minus1 = { -1, 0 };
+
+	check(r, syscall(__NR_nanosleep, &minus1, NULL));
+	passed_arg(r, PROBE_KEY("delay"), minus1.tv_sec);
+}
+
+/* sys_clock_nanosleep_time32(): get_old_timespec32(), then EINVAL for a
+ * negative tv_sec; before the rollover a wait of 2 s. */
+static void clock_nanosleep_abstime_call(struct result *r)
+{
+	struct old_timespec32 ts = { (int32_t)(wall_seconds() + 2), 0 };
+
+	check(r, syscall(__NR_clock_nanosleep, CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL));
+	passed_arg(r, PROBE_KEY("tv_sec"), ts.tv_sec);
 }
 
 static void futex_call(struct result *r)
@@ -516,6 +599,34 @@ static void utimensat_call(struct result *r)
 	check(r, utimensat(AT_FDCWD, scratch, NULL, 0));
 }
 
+/* glibc 2.36 makes utimensat_time32 when both times fit in 32 bits. */
+static void utimensat_1969_call(struct result *r)
+{
+	struct timespec ts[2] = { { PRE_1970, 0 }, { PRE_1970, 0 } };
+
+	check(r, utimensat(AT_FDCWD, scratch, ts, 0));
+	passed_arg(r, PROBE_KEY("sent"), (long long)ts[1].tv_sec);
+}
+
+static void nanosleep_negative_call(struct result *r)
+{
+	static const struct timespec minus1 = { -1, 0 };
+
+	check(r, nanosleep(&minus1, NULL));
+	passed_arg(r, PROBE_KEY("delay"), (long long)minus1.tv_sec);
+}
+
+/* now + 2 in the flavour's time_t: a 32-bit one wraps after the rollover,
+ * as in any program that computes it (glibc then passes the negative time
+ * on, through clock_nanosleep_time32: it fits in 32 bits). */
+static void clock_nanosleep_abstime_call(struct result *r)
+{
+	struct timespec ts = { (time_t)(wall_seconds() + 2), 0 };
+
+	r->err = clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &ts, NULL);
+	passed_arg(r, PROBE_KEY("tv_sec"), (long long)ts.tv_sec);
+}
+
 /* No futex() in the C library: sem_timedwait() waits on one. glibc
  * aborts the program when that futex syscall fails with ENOSYS
  * (futex_fatal_error() in sysdeps/nptl/futex-internal.c), so the wait runs
@@ -687,15 +798,37 @@ static void reports_since(char *names, size_t size)
 	kmsg_reported_calls(kmsg_fd, report_prefix, names, size);
 }
 
-static void run_call(const char *call, void (*variant)(struct result *))
+static size_t report_who(char *who, size_t size, pid_t pid);
+
+/* The policy's reports "<who><path> passed <v> in <site> (syscall <n>)"
+ * about this process on @fd since it was opened: a negative time taken
+ * from it that counted as a truncation. */
+static long long passed_reports(int fd)
+{
+	char record[1024], who[96];
+	size_t who_len = report_who(who, sizeof(who), getpid());
+	const char *text;
+	long long passed = 0;
+
+	while ((text = kmsg_next(fd, record, sizeof(record))))
+		if (strncmp(text, who, who_len) == 0 && strstr(text + who_len, " passed "))
+			passed++;
+	return passed;
+}
+
+/* One call, and its line; with @passed, the "passed" reports it caused. */
+static void run_call(const char *call, void (*variant)(struct result *), int passed)
 {
 	struct result r = { 0 };
 	char reported_as[256];
+	int passed_fd = passed ? kmsg_open_at_end() : -1;
 
 	trapped = 0;
 	variant(&r);
 	reports_since(reported_as, sizeof(reported_as));
 	if (r.absent) {
+		if (passed_fd >= 0)
+			close(passed_fd);
 		probe_absent(PROBE, call, r.absent);
 		return;
 	}
@@ -711,6 +844,8 @@ static void run_call(const char *call, void (*variant)(struct result *))
 	} else if (r.field) {
 		probe_i64(r.field, r.value);
 	}
+	if (r.arg_field)
+		probe_i64(r.arg_field, r.arg);
 	if (trapped == SYS_TIME32_CODE + 1) {
 		probe_str("trapped", "SIGSYS");
 	} else if (trapped) {
@@ -721,11 +856,18 @@ static void run_call(const char *call, void (*variant)(struct result *))
 	}
 	if (reported_as[0])
 		probe_str("reported_as", reported_as);
+	if (passed_fd >= 0) {
+		probe_i64("passed", passed_reports(passed_fd));
+		close(passed_fd);
+	}
 	probe_end();
 }
 
 #define CALL(name) \
-	static void name##_run(void *ctx) { (void)ctx; run_call(#name, name##_call); }
+	static void name##_run(void *ctx) { (void)ctx; run_call(#name, name##_call, 0); }
+/* A negative time passed in: its "passed" reports too. */
+#define CALL_PASSING(name) \
+	static void name##_run(void *ctx) { (void)ctx; run_call(#name, name##_call, 1); }
 CALL(clock_gettime)
 CALL(clock_getres)
 CALL(clock_settime)
@@ -754,6 +896,9 @@ CALL(semtimedop)
 CALL(recvmmsg)
 CALL(gettimeofday)
 CALL(vdso_clock_gettime)
+CALL_PASSING(utimensat_1969)
+CALL_PASSING(nanosleep_negative)
+CALL_PASSING(clock_nanosleep_abstime)
 
 /* "Time32_syscalls:" and "Time32_truncations:" from /proc/self/status
  * (the second since series v2: "absent" before). */
@@ -832,8 +977,23 @@ static void kmsg_run(void *ctx)
 #define TRACEFS "/sys/kernel/tracing"
 #define TIME32_EVENTS TRACEFS "/events/time32"
 
+/* Writes @value to the tracefs file @path: 1 when it took it. */
+static int trace_write(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY), done;
+
+	if (fd < 0)
+		return 0;
+	done = write(fd, value, strlen(value)) == (ssize_t)strlen(value);
+	close(fd);
+	return done;
+}
+
 /* Whether tracefs has the time32 events, mounting it if need be; then
- * enable them and empty the buffer (prepare(), before the first call). */
+ * record each task's tgid (the events carry none: the line's header shows
+ * it while the option is on), enable them and empty the buffer (prepare(),
+ * before the first call). Without the option the events are still read,
+ * each process known by its pid. */
 static int trace_start(void)
 {
 	int fd;
@@ -843,13 +1003,9 @@ static int trace_start(void)
 		return 0;
 	if (access(TIME32_EVENTS, F_OK) != 0)
 		return 0;
-	fd = open(TIME32_EVENTS "/enable", O_WRONLY);
-	if (fd < 0 || write(fd, "1", 1) != 1) {
-		if (fd >= 0)
-			close(fd);
+	trace_write(TRACEFS "/options/record-tgid", "1");
+	if (!trace_write(TIME32_EVENTS "/enable", "1"))
 		return 0;
-	}
-	close(fd);
 	fd = open(TRACEFS "/trace", O_WRONLY | O_TRUNC);
 	if (fd >= 0)
 		close(fd);
@@ -858,43 +1014,107 @@ static int trace_start(void)
 
 static int tracing;
 
-/* The time32 events in the trace buffer of one process, or of the
- * children of this one (other processes with our comm). */
+/* A line's header, as kernel/trace/trace_output.c trace_print_context()
+ * writes it: "%16s-%-7d " (comm, pid), "(%7d) " (tgid, or "(-------) "
+ * when the tracer has not recorded it; only with options/record-tgid),
+ * then "[%03d] " (the CPU), the flags and the time. A comm may hold
+ * spaces, dashes and brackets: the CPU field is the last " [" before the
+ * event, the tgid the last "(...)" before it, the pid the number after
+ * the last '-' before that. */
+struct trace_who {
+	int pid;
+	int tgid;               /* 0: not shown, or not recorded */
+};
+
+static int trace_header(const char *line, const char *event, struct trace_who *who)
+{
+	const char *cpu = NULL, *end, *dash = NULL, *p;
+
+	for (p = line; p + 1 < event; p++)
+		if (p[0] == ' ' && p[1] == '[')
+			cpu = p;
+	if (!cpu)
+		return 0;
+	end = cpu;
+	who->tgid = 0;
+	if (end > line && end[-1] == ')') {
+		const char *open = end - 1;
+
+		while (open > line && *open != '(')
+			open--;
+		if (*open != '(')
+			return 0;
+		for (p = open + 1; *p == ' '; p++)
+			;
+		if (*p >= '0' && *p <= '9')
+			who->tgid = atoi(p);
+		end = open;
+	}
+	for (p = line; p < end; p++)
+		if (*p == '-')
+			dash = p;
+	if (!dash || dash[1] < '0' || dash[1] > '9')
+		return 0;
+	who->pid = atoi(dash + 1);
+	return 1;
+}
+
+/* The time32 events in the trace buffer of this process, or of the
+ * children of the flood. */
 struct trace_tally {
-	pid_t tgid;             /* count this process's events, or */
-	const char *comm;       /* (tgid 0) other processes with this comm */
+	pid_t tgid;             /* count this process's events, or (0) */
+	const pid_t *pids;      /* those of these processes (single-threaded) */
+	size_t npids;
 	long long calls, truncations, value;
 	char first[64];
 };
 
-static int tally_counts(const struct trace_tally *t, int tgid, const char *comm)
+/* This process's: its tgid, or while the tracer has none recorded, its pid
+ * (it makes its calls from its only thread); the flood's: its children's
+ * pids, which the loop hands back. Not by comm: a line's comm is not the
+ * event's but what the tracer saved for that pid (saved_cmdlines, a table
+ * of its own size, "<...>" once a pid's entry is reused), and every probe
+ * run and child shares the comm "time32". */
+static int tally_counts(const struct trace_tally *t, const struct trace_who *who)
 {
-	return t->tgid ? tgid == t->tgid : tgid != getpid() && !strcmp(comm, t->comm);
+	size_t i;
+
+	if (t->tgid)
+		return who->tgid ? who->tgid == t->tgid : who->pid == t->tgid;
+	for (i = 0; i < t->npids; i++)
+		if (who->pid == t->pids[i])
+			return 1;
+	return 0;
 }
 
-/* Reads the buffer's lines
- * "... time32_call: pid=<p> tgid=<t> comm=<c> call=<name> nr=<n> <verdict>" and
- * "... time32_truncation: pid=<p> tgid=<t> comm=<c> site=<s> nr=<n> value=<v> as32=<w>". */
+/* Reads the buffer's lines (kernel-series 0022, include/trace/events/time32.h)
+ * "<comm>-<pid> (<tgid>) [<cpu>] <flags> <time>: time32_call: call=<name> nr=<n> verdict=<v>" and
+ * "<comm>-<pid> (<tgid>) [<cpu>] <flags> <time>: time32_truncation: site=<s> nr=<n> value=<v> as32=<w>". */
 static void trace_count(struct trace_tally *t)
 {
-	char line[512], comm[32], name[64];
+	static const char call_event[] = " time32_call: ";
+	static const char truncation_event[] = " time32_truncation: ";
+	char line[512], name[64];
 	FILE *file = fopen(TRACEFS "/trace", "r");
+	struct trace_who who;
 	long long value;
-	int pid, tgid;
 	const char *event;
 
 	if (!file)
 		return;
 	while (fgets(line, sizeof(line), file)) {
-		if ((event = strstr(line, " time32_call: ")) &&
-		    sscanf(event, " time32_call: pid=%d tgid=%d comm=%31s call=%63s",
-			   &pid, &tgid, comm, name) == 4) {
-			if (tally_counts(t, tgid, comm) && t->calls++ == 0)
+		if (line[0] == '#')
+			continue;
+		if ((event = strstr(line, call_event)) &&
+		    trace_header(line, event, &who) &&
+		    sscanf(event + strlen(call_event), "call=%63s", name) == 1) {
+			if (tally_counts(t, &who) && t->calls++ == 0)
 				snprintf(t->first, sizeof(t->first), "%s", name);
-		} else if ((event = strstr(line, " time32_truncation: ")) &&
-			   sscanf(event, " time32_truncation: pid=%d tgid=%d comm=%31s site=%63s nr=%*d value=%lld",
-				  &pid, &tgid, comm, name, &value) == 5) {
-			if (tally_counts(t, tgid, comm) && t->truncations++ == 0)
+		} else if ((event = strstr(line, truncation_event)) &&
+			   trace_header(line, event, &who) &&
+			   sscanf(event + strlen(truncation_event), "site=%63s nr=%*d value=%lld",
+				  name, &value) == 2) {
+			if (tally_counts(t, &who) && t->truncations++ == 0)
 				t->value = value;
 		}
 	}
@@ -986,58 +1206,182 @@ static void init_run(void *ctx)
 
 #define FLOOD_CHILDREN 300
 #define NOBODY 65534
+#define OTHER_USER 1000
 
-/* A fork loop, unprivileged: what the call reports' ratelimit is for. */
-static void flood_run(void *ctx)
+/* The flood (flood_run()): the pids of its children, and its loop, a
+ * process of user nobody that stays until flood_release(). The policy's
+ * budgets are per user (kernel-series 0021, series v3.1), kept in the
+ * user's struct user_struct, which lives as long as a process of that
+ * user does: the loop keeps it, and with it the spent budget, as the
+ * parent of a real fork loop would. (Children that each turned into
+ * nobody themselves, one after another, would each get a new user_struct,
+ * a new budget, whenever the last one's was freed in between.) */
+static pid_t flood_pids[FLOOD_CHILDREN];
+static size_t flood_children;
+static pid_t flood_loop = -1;
+static int flood_hold = -1;     /* the loop exits when this closes */
+
+static void flood_release(void)
 {
-	char record[1024], comm[32], prefix[64];
-	struct trace_tally t = { 0 };
-	long long children = 0, reported = 0;
-	size_t prefix_len;
-	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
-	const char *text;
+	if (flood_hold >= 0)
+		close(flood_hold);
+	if (flood_loop > 0)
+		waitpid(flood_loop, NULL, 0);
+	flood_hold = -1;
+	flood_loop = -1;
+}
+
+/* The loop: as nobody, 300 children one after the other, each making the
+ * flavour's clock_gettime (twice) and exiting; their pids to @pids_fd;
+ * then it waits for @hold_fd to close. */
+static void flood_loop_run(int pids_fd, int hold_fd)
+{
+	char c;
 	int i;
 
-	(void)ctx;
-	if (fd < 0) {
-		probe_errno(PROBE, "flood", errno);
-		return;
-	}
-	lseek(fd, 0, SEEK_END);
+	if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
+		_exit(1);
 	for (i = 0; i < FLOOD_CHILDREN; i++) {
 		pid_t pid = fork();
 
 		if (pid == 0) {
 			struct result r = { 0 };
 
-			if (setgid(NOBODY) != 0 || setuid(NOBODY) != 0)
-				_exit(1);
 			clock_gettime_call(&r);
 			_exit(0);
 		}
-		if (pid > 0 && waitpid(pid, NULL, 0) == pid)
-			children++;
+		if (pid > 0 && waitpid(pid, NULL, 0) == pid &&
+		    write(pids_fd, &pid, sizeof(pid)) != sizeof(pid))
+			break;
 	}
+	close(pids_fd);
+	while (read(hold_fd, &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+/* Whether the kmsg record @text is a call report naming process @pid. */
+static int reports_naming(const char *text, const char *prefix, size_t prefix_len, pid_t pid)
+{
+	int named;
+
+	return strncmp(text, prefix, prefix_len) == 0 &&
+	       sscanf(text + prefix_len, "%d]", &named) == 1 && named == pid &&
+	       strstr(text, " called ") != NULL;
+}
+
+/* A fork loop, unprivileged: what the call reports' ratelimit is for. */
+static void flood_run(void *ctx)
+{
+	char record[1024], comm[32], prefix[64];
+	struct trace_tally t = { 0 };
+	long long reported = 0;
+	size_t prefix_len, i;
+	int pids[2], hold[2];
+	int fd = kmsg_open_at_end();
+	const char *text;
+	pid_t pid;
+
+	(void)ctx;
+	if (fd < 0 || flood_loop > 0 || pipe(pids) != 0 || pipe(hold) != 0) {
+		probe_errno(PROBE, "flood", fd < 0 ? errno : flood_loop > 0 ? EBUSY : errno);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	flood_loop = fork();
+	if (flood_loop == 0) {
+		close(pids[0]);
+		close(hold[1]);
+		flood_loop_run(pids[1], hold[0]);
+	}
+	close(pids[1]);
+	close(hold[0]);
+	flood_hold = hold[1];
+	flood_children = 0;
+	while (flood_children < FLOOD_CHILDREN &&
+	       read(pids[0], &pid, sizeof(pid)) == sizeof(pid))
+		flood_pids[flood_children++] = pid;
+	close(pids[0]);
+	kmsg_own_comm(comm, sizeof(comm));
+	snprintf(prefix, sizeof(prefix), "time32: %s[", comm);
+	prefix_len = strlen(prefix);
+	while ((text = kmsg_next(fd, record, sizeof(record))))
+		for (i = 0; i < flood_children; i++)
+			if (reports_naming(text, prefix, prefix_len, flood_pids[i])) {
+				reported++;
+				break;
+			}
+	close(fd);
+	t.pids = flood_pids;
+	t.npids = flood_children;
+	if (tracing)
+		trace_count(&t);
+	probe_begin(PROBE, "flood");
+	probe_i64("children", (long long)flood_children);
+	probe_i64("reported", reported);
+	if (tracing)
+		probe_i64("traced", t.calls);
+	probe_end();
+}
+
+/* A child that turns into @uid and makes the flavour's clock_gettime. */
+static pid_t user_call(uid_t uid)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct result r = { 0 };
+
+		if (setgid(uid) != 0 || setuid(uid) != 0)
+			_exit(1);
+		clock_gettime_call(&r);
+		_exit(0);
+	}
+	if (pid > 0 && waitpid(pid, NULL, 0) != pid)
+		return -1;
+	return pid;
+}
+
+/* After the flood, while its loop still holds user nobody: one more
+ * process of nobody, whose budget the flood spent, then one of another
+ * unprivileged user, each making clock_gettime: the call reports naming
+ * each. Per-user budgets report the other user's at once. */
+static void other_user_run(void *ctx)
+{
+	char record[1024], comm[32], prefix[64];
+	long long same = 0, other = 0;
+	int fd = kmsg_open_at_end();
+	pid_t same_pid, other_pid;
+	size_t prefix_len;
+	const char *text;
+
+	(void)ctx;
+	if (fd < 0) {
+		probe_errno(PROBE, "other_user", errno);
+		return;
+	}
+	same_pid = user_call(NOBODY);
+	other_pid = user_call(OTHER_USER);
 	kmsg_own_comm(comm, sizeof(comm));
 	snprintf(prefix, sizeof(prefix), "time32: %s[", comm);
 	prefix_len = strlen(prefix);
 	while ((text = kmsg_next(fd, record, sizeof(record)))) {
-		int pid;
-
-		if (strncmp(text, prefix, prefix_len) == 0 &&
-		    sscanf(text + prefix_len, "%d]", &pid) == 1 &&
-		    pid != getpid() && strstr(text, " called "))
-			reported++;
+		if (reports_naming(text, prefix, prefix_len, same_pid))
+			same++;
+		else if (reports_naming(text, prefix, prefix_len, other_pid))
+			other++;
 	}
 	close(fd);
-	t.comm = comm;
-	if (tracing)
-		trace_count(&t);
-	probe_begin(PROBE, "flood");
-	probe_i64("children", children);
-	probe_i64("reported", reported);
-	if (tracing)
-		probe_i64("traced", t.calls);
+	flood_release();
+	if (same_pid < 0 || other_pid < 0) {
+		probe_errno(PROBE, "other_user", ECHILD);
+		return;
+	}
+	probe_begin(PROBE, "other_user");
+	probe_i64("uid", OTHER_USER);
+	probe_i64("reported", other);
+	probe_i64("flood_user_reported", same);
 	probe_end();
 }
 
@@ -1073,8 +1417,12 @@ static const struct probe_call calls[] = {
 	{ "status",                status_run,                NULL, 0 },
 	{ "kmsg",                  kmsg_run,                  NULL, 0 },
 	{ "trace",                 trace_run,                 NULL, 0 },
+	{ "utimensat_1969",        utimensat_1969_run,        NULL, PROBE_NAMED_ONLY },
+	{ "nanosleep_negative",    nanosleep_negative_run,    NULL, PROBE_NAMED_ONLY },
+	{ "clock_nanosleep_abstime", clock_nanosleep_abstime_run, NULL, PROBE_NAMED_ONLY },
 	{ "init",                  init_run,                  NULL, PROBE_NAMED_ONLY },
 	{ "flood",                 flood_run,                 NULL, PROBE_NAMED_ONLY },
+	{ "other_user",            other_user_run,            NULL, PROBE_NAMED_ONLY },
 };
 
 /* Before the calls: the file the file-time calls touch, the SIGSYS
@@ -1103,6 +1451,7 @@ static int remove_scratch(const struct probe *p)
 {
 	(void)p;
 	unlink(scratch);
+	flood_release();
 	if (kmsg_fd >= 0)
 		close(kmsg_fd);
 	return 0;
