@@ -5,15 +5,19 @@
                                /usr/bin/sqlite3 called clock_gettime32
                                (allowed)"): one per process and system call,
                                the first time that process made it, while
-                               the reports' ratelimit (200 lines in 5 s) lets it
+                               the reports' ratelimit (200 lines in 5 s for
+                               each user, since series v3.1) lets it
     time32_truncations(kernel_log)
                                the series v2 kernel's truncation lines
                                ("time32: date[212] tgid 212 exe /usr/bin/date
                                truncated 2147483670 to -2147483626 in
                                put_old_timespec32 (syscall 265)"): the first time at each site
                                that the kernel handed the process a time that
-                               does not fit in 32 bits ("passed -5 in
-                               get_old_timespec32": took a negative one)
+                               does not fit in 32 bits ("passed -2147483626
+                               in get_old_timespec32": took a wrapped one, a
+                               negative time 2**32 s from the clock; since
+                               series v3.1 not a time before 1970 nor a
+                               negative timeout)
     process_counts(lines)      /tools/time32count's lines ("time32count 212 3 1
                                date"): per process, as it exited, the
                                kernel's counts of its time32 calls and

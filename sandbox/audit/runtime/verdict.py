@@ -91,7 +91,7 @@ class Runs:
 
     def truncated(self) -> list[str]:
         """Each site where the kernel handed the program a time that does not
-        fit in 32 bits (or took a negative one from it), with the first value."""
+        fit in 32 bits (or took a wrapped, negative one from it), with the first value."""
         first: dict[str, Time32Truncation] = {}
         for run in self.runs:
             for t in run.truncations:
