@@ -7,8 +7,10 @@ reliability` prints the same matrix as figures (docs/reliability.md).
 
 The just binary itself (behind the npm wrapper that `just` is here and in
 CI) ignores SIGINT and SIGHUP while a recipe runs, by design: it expects the
-terminal to have sent them to the whole process group. Sent to it alone,
-the run goes on to its end; that case is checked to keep its evidence.
+terminal to have sent them to the whole process group. The pinned 1.40.0
+does not forward SIGTERM either (it waits for the recipe, then exits 130).
+Sent to it alone, the run goes on to its end; that case is checked to keep
+its evidence and leave no QEMU behind.
 """
 from __future__ import annotations
 
@@ -40,8 +42,10 @@ def test_a_signal_stops_qemu_at_once_and_the_run_is_recorded(y2038_target: Calla
 def test_the_just_binary_alone(y2038_target: Callable[..., Target], tmp_path: Path, signum: int) -> None:
     y2038_target("x86_64")
     trial = signal_trial("just binary", signum, tmp_path, wait=4)
-    assert trial.report_kept and trial.outcome, trial  # evidence, whatever happened
-    if signum == signal.SIGTERM:  # forwarded by just
-        assert trial.qemu_left == 0 and trial.outcome == "interrupted", trial
-    else:  # ignored by just while the recipe runs: the run ends on its own
-        assert trial.outcome == "completed" and trial.gone_after is not None, trial
+    # Evidence whatever happened, and no QEMU outlives the run. The pinned
+    # just (1.40.0) waits for its recipe on SIGTERM too and exits 130, so
+    # the run completes; a just that forwards SIGTERM interrupts it.
+    assert trial.report_kept and trial.outcome in ("completed", "interrupted"), trial
+    assert trial.gone_after is not None, trial
+    if signum != signal.SIGTERM:  # never forwarded: the run ends on its own
+        assert trial.outcome == "completed", trial
