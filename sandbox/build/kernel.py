@@ -105,7 +105,11 @@ def locked(name: str) -> Iterator[None]:
     """One build at a time in the shared tree (pytest-xdist, two shells)."""
     lock_path = paths.cache_dir() / f"{name}.lock"
     with lock_path.open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # say why nothing moves: the wait can be long
+            say(f"waiting for another build of the kernel sources to end ({lock_path})")
+            fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
 
