@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.app.reliability_files import BASE, OUTCOMES, PROBE, FileOutcome, try_malformed
+from sandbox.app.reliability_sections import Tally, measure_all
 from sandbox.base import evidence as files
 from sandbox.base import paths
 from sandbox.base.errors import InputError, SandboxError
@@ -423,7 +424,13 @@ def measure(boot: bool = True) -> str:
             runs = try_runs(folder / "runs")
         effects = finding_effects()
         judged = judging_bounds()
-    return report(files, trials, effects) + report_runs(runs) + report_judging(judged)
+        sections, total = measure_all(folder / "sections", boot)
+        total = total + Tally(tracebacks=sum(f.outcome == "traceback" for f in files),
+                              hangs=sum(f.outcome == "hang" for f in files),
+                              false_passes=sum(f.outcome == "false pass" for f in files)
+                              + sum(r.false_pass for r in runs))
+    return (f"All sections: {total.line()}\n\n" + report(files, trials, effects) + report_runs(runs)
+            + report_judging(judged) + sections)
 
 
 COMPARED = "`just reliability --compare`: the malformed files given to an earlier commit and to this one"
