@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.app.reliability_files import BASE, OUTCOMES, PROBE, FileOutcome, try_malformed
-from sandbox.app.reliability_sections import Tally, measure_all
+from sandbox.app.reliability_sections import Measure, Tally, measure_all
 from sandbox.base import evidence as files
 from sandbox.base import paths
 from sandbox.base.errors import InputError, SandboxError
@@ -60,6 +60,10 @@ from sandbox.scenario import suite
 from sandbox.scenario.parser import parse_scenario
 
 WHAT = "`just reliability`: hostile or careless use, measured"
+
+SECTIONS: list[tuple[str, Measure]] = [
+    # (name, measure) of each subject's module (sandbox/app/reliability_sections.py), one line each
+]
 
 # --------------------------------------------------------------------------
 # 2. Signals.
@@ -424,7 +428,7 @@ def measure(boot: bool = True) -> str:
             runs = try_runs(folder / "runs")
         effects = finding_effects()
         judged = judging_bounds()
-        sections, total = measure_all(folder / "sections", boot)
+        sections, total = measure_all(SECTIONS, folder / "sections", boot)
         total = total + Tally(tracebacks=sum(f.outcome == "traceback" for f in files),
                               hangs=sum(f.outcome == "hang" for f in files),
                               false_passes=sum(f.outcome == "false pass" for f in files)

@@ -3,7 +3,9 @@ module of its own that measures its cases and renders one table.
 
     Section(title, rows, ...)          one subject's measured cases
     Tally                              host writes, tracebacks, hangs, false passes
-    SECTIONS                           (name, needs a boot, measure) for each subject
+    measure_all(sections, folder, boot) every section's table and the sum of their tallies
+
+The list of sections is sandbox/app/reliability.py's SECTIONS, one line each.
 
 A subject's `measure(folder, boot)` tries its cases in `folder` (a fresh
 temporary folder of its own) and returns its Section; `boot` is False under
@@ -51,15 +53,11 @@ class Section:
 
 Measure = Callable[[Path, bool], Section]
 
-SECTIONS: list[tuple[str, Measure]] = [
-    # (name, measure); each subject appends its own line here.
-]
 
-
-def measure_all(folder: Path, boot: bool) -> tuple[str, Tally]:
+def measure_all(sections: list[tuple[str, Measure]], folder: Path, boot: bool) -> tuple[str, Tally]:
     """Every section's markdown, and the sum of their tallies."""
     out, total = [], Tally()
-    for name, measure in SECTIONS:
+    for name, measure in sections:
         section = measure(folder / name, boot)
         out.append(section.markdown())
         total = total + section.tally
