@@ -17,7 +17,7 @@ from pathlib import Path
 from replay_guest import DATA, ReplayGuest, captured
 
 from sandbox.app.verbs import DEMO_SCENARIOS
-from sandbox.app.facts import write_session
+from sandbox.app.facts import keep_scenario, write_session
 from sandbox.app.jobs import run_and_judge, write_judgement
 from sandbox.base.machines import MACHINES
 from sandbox.base.paths import SCENARIOS
@@ -86,6 +86,7 @@ def write_observed(results: Path, scenario: Scenario) -> JudgedRun:
     """A completed run of `scenario` from its captured observations."""
     evidence = results / scenario.slug / MACHINE
     evidence.mkdir(parents=True)
+    keep_scenario(scenario, evidence)  # what a run keeps from its start
     observations = captured_observations(scenario)
     record = RunRecord(scenario.name, MACHINE, "tcg", COMPLETED, "", "6.1.192+", 1.5, observations, (), (),
                        evidence)

@@ -136,7 +136,8 @@ def test_just_report_rebuilds_the_page_from_the_evidence_alone(results: Path, ca
         newest_results(results / "clock-rollover" / "x86_64")
 
 
-def test_an_older_folder_without_facts_still_reads(results: Path, tmp_path: Path) -> None:
+def test_an_older_folder_without_facts_still_reads_and_never_takes_the_repositorys_scenario(
+        results: Path, tmp_path: Path) -> None:
     copy = tmp_path / results.name
     shutil.copytree(results, copy)
     for name in ("facts.json", "scenario.toml", "session.json"):
@@ -145,7 +146,8 @@ def test_an_older_folder_without_facts_still_reads(results: Path, tmp_path: Path
     evidence = read_results(copy, default_reader())
     assert len(evidence.runs) == 8
     rollover = next(r for r in evidence.runs if r.name == "clock/rollover")
-    assert rollover.scenario is not None and rollover.facts == {} and not rollover.passed  # verdicts at run time
+    assert rollover.facts == {} and not rollover.passed  # verdicts at run time
+    assert rollover.scenario is None and "kept no copy of its scenario file" in rollover.problem  # not looked up by name
     stats = write_report(copy)
     assert stats.runs == 8 and "Debian linux-source ?" in page_of(copy)
 

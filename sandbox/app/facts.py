@@ -4,7 +4,7 @@ the evidence so that `just report` can rebuild the page from the folder alone
 
     <results>/session.json              the invocation: command, repository commit, host packages
     <results>/<slug>/<machine>/facts.json   kernel build info, initramfs, accelerator, timings
-    <results>/<slug>/<machine>/scenario.toml  the scenario file as it ran (its comments)
+    <results>/<slug>/<machine>/scenario.toml  the scenario file as it ran (its comments), from its start
 """
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ import time
 from pathlib import Path
 
 from sandbox.base import evidence as files
+from sandbox.base.errors import InputError
 from sandbox.base.evidence import Evidence, Session
 from sandbox.base.paths import REPO
 from sandbox.build import deps
 from sandbox.guest.target import Target
+from sandbox.scenario import guards
 from sandbox.scenario.model import Scenario
 
 
@@ -26,8 +28,21 @@ def _utc(seconds: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
+def keep_scenario(scenario: Scenario, evidence: Path) -> None:
+    """scenario.toml: the scenario file as it runs, copied when the run starts,
+    so that a run killed outright keeps it too (`just report` reads only this
+    copy, never the repository's file of that name)."""
+    source = Path(scenario.file)
+    source = source if source.is_absolute() else REPO / source
+    try:
+        text = guards.read_text(source, scenario.file)  # a regular file, bounded: what was parsed
+    except InputError:  # gone or changed since it was loaded: the page shows the run without its matrix
+        return
+    Evidence(evidence).write(files.SCENARIO_COPY, text)
+
+
 def write_run_facts(target: Target, scenario: Scenario, evidence: Path, started: float, seconds: float) -> None:
-    """facts.json and scenario.toml of one run (`started`: time.time() at its start)."""
+    """facts.json of one run (`started`: time.time() at its start)."""
     kernel = {key: value for key, value in target.kernel.info.items()}
     kernel.setdefault("key", target.kernel.key)
     kernel["boot_image"] = str(target.kernel.boot_image)
@@ -42,12 +57,7 @@ def write_run_facts(target: Target, scenario: Scenario, evidence: Path, started:
         "started": _utc(started),
         "wall_seconds": round(seconds, 2),
     }
-    folder = Evidence(evidence)
-    folder.write_json(files.FACTS, facts)
-    source = Path(scenario.file)
-    source = source if source.is_absolute() else REPO / source
-    if source.is_file():
-        folder.write_bytes(files.SCENARIO_COPY, source.read_bytes())
+    Evidence(evidence).write_json(files.FACTS, facts)
 
 
 def _quiet(argv: list[str]) -> str:

@@ -12,7 +12,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-from sandbox.app.facts import write_run_facts, write_session
+from sandbox.app.facts import keep_scenario, write_run_facts, write_session
 from sandbox.base import evidence as files
 from sandbox.base.errors import shown
 from sandbox.base.evidence import Evidence
@@ -33,6 +33,7 @@ def run_and_judge(target: Target, scenario: Scenario, evidence: Path, start: Sta
     charts (drawn now, while other guests may still run)."""
     started, clock = time.time(), time.monotonic()
     write_session(Evidence(evidence).session)
+    keep_scenario(scenario, evidence)  # before the boot: a run killed outright keeps it too
     record = run_scenario(scenario, boot_of(target, scenario, evidence), start,
                           on_abort=lambda aborted: write_judgement(JudgedRun(aborted, None)),
                           server_boot=server_boot_of(scenario, evidence))

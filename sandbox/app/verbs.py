@@ -28,7 +28,7 @@ from sandbox.audit.sarif import sarif_log
 from sandbox.audit.static import StaticAudit, audit_static
 from sandbox.base import paths
 from sandbox.base.evidence import MUTANTS, Session
-from sandbox.base.errors import SandboxError, shown
+from sandbox.base.errors import SandboxError, printable, shown
 from sandbox.base.machines import DEFAULT_MACHINE, MACHINES, machine
 from sandbox.base.progress import say
 from sandbox.base.trees import DEFAULT as DEFAULT_TREE, not_built_for
@@ -146,7 +146,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Rebuild results/<run>/report.html from the evidence, without booting."""
     folder = results_folder(caller_path(args.folder)) if args.folder else newest_results(paths.results_root())
     stats = html_report.write_report(folder)
-    print(html_report.describe(stats))
+    for line in stats.unsound:  # each on stderr, one line, as any error: the page names them too
+        print(f"error: {printable(line)}", file=sys.stderr)
+    print(html_report.page_line(stats))
     return EXIT_INFRA if stats.unsound else EXIT_PASSED  # a killed run or damaged evidence is never clean
 
 

@@ -210,27 +210,3 @@ def state_of(info: dict[str, Any]) -> str:
         return RUNNING
     return KILLED
 
-
-def damage(path: Path) -> str:
-    """Why a JSON file of a run cannot be read ("" when it can)."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return f"{path.name} is missing"
-    except OSError as err:
-        return f"{path.name} cannot be read: {err.strerror or err}"
-    if not data:
-        return f"{path.name} is empty"
-    if not data.strip(b"\0"):
-        return f"{path.name} holds only NUL bytes ({len(data)})"
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return f"{path.name} is not UTF-8 text"
-    try:
-        json.loads(text)
-    except json.JSONDecodeError as err:
-        ended = text.rstrip().endswith(("}", "]"))  # a document cut short ends inside it
-        where = f"{err.msg} at character {err.pos}" if ended else "it ends early (truncated)"
-        return f"{path.name} is not whole JSON: {where}"
-    return ""

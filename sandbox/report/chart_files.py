@@ -21,6 +21,7 @@ import json
 from pathlib import Path
 
 from sandbox.base import evidence as files
+from sandbox.base import evidence_read as read
 from sandbox.base.evidence import Evidence
 from sandbox.report import timeline
 from sandbox.report.evidence import RunEvidence
@@ -38,28 +39,34 @@ def key(run: RunEvidence) -> str:
     """What the run's charts are drawn from, and how."""
     h = hashlib.sha256(_drawing_code())
     for part in (run.name.encode(), run.machine.encode(), run.scenario_text.encode(),
-                 _bytes(run.folder / files.OBSERVATIONS)):
+                 read.read_bytes(run.folder, files.OBSERVATIONS) or b""):
         h.update(hashlib.sha256(part).digest())
     return h.hexdigest()
 
 
-def _bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return b""
-
-
 def load(run: RunEvidence) -> list[timeline.Chart] | None:
-    """The charts kept for this run, or None when missing, unreadable or stale."""
+    """The charts kept for this run, or None when missing, cut short or stale
+    (drawn again). Read through the bounded reader (sandbox/base/evidence_read.py):
+    a chart or index that is a link, a FIFO, past its cap, or a "file" that is
+    not one plain name inside the folder ("/etc/shadow", "../x") is an
+    InputError, never read."""
+    index_file = str(run.folder / CHARTS_FILE)
     try:
-        index = json.loads((run.folder / CHARTS_FILE).read_text())
-        if index.get("key") != key(run):
-            return None
-        return [timeline.Chart(str(c["title"]), (run.folder / str(c["file"])).read_bytes(), str(c["alt"]))
-                for c in index["charts"]]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        index = read.read_json(run.folder, CHARTS_FILE)
+    except read.NotJson:
         return None
+    if not isinstance(index, dict) or index.get("key") != key(run) or not isinstance(index.get("charts"), list):
+        return None
+    charts = []
+    for n, entry in enumerate(index["charts"]):
+        if not isinstance(entry, dict) or not {"file", "title", "alt"} <= entry.keys():
+            return None
+        name = read.plain_name(entry["file"], index_file, f"charts[{n}].file")
+        png = read.read_bytes(run.folder, name)
+        if png is None:
+            return None
+        charts.append(timeline.Chart(str(entry["title"]), png, str(entry["alt"])))
+    return charts
 
 
 def save(run: RunEvidence, charts: list[timeline.Chart]) -> None:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from sandbox.base import evidence as files
+from sandbox.base import evidence_read as read
 from sandbox.base.evidence import KILLED, Session
 from sandbox.base.timefmt import format_time
 from sandbox.report import chart_files, timeline
@@ -115,7 +116,7 @@ def _link(results: Path, run: RunEvidence, name: str) -> str:
 
 
 def _evidence_links(results: Path, run: RunEvidence) -> str:
-    present = [n for n in EVIDENCE_FILES if (run.folder / n).is_file()]
+    present = [n for n in EVIDENCE_FILES if read.regular(run.folder, n)]  # a link to a host file is not linked
     return " · ".join(_link(results, run, n) for n in present)
 
 
@@ -458,7 +459,8 @@ def write_report(folder: Path, reader: ScenarioReader | None = None, draw: bool 
     results = read_results(folder, reader or default_reader())
     page, charts = render(results, draw)
     path = Session(folder).write(REPORT_FILE, page)
-    unsound = tuple(unsound_line(run) for run in results.runs if run.ended_badly)
+    unsound = tuple(f"{reason} ({folder})" for reason in results.damage) + tuple(
+        unsound_line(run) for run in results.runs if run.ended_badly)
     return ReportStats(path, time.monotonic() - start, len(page.encode()), len(results.runs), charts, unsound)
 
 
@@ -470,6 +472,10 @@ def unsound_line(run: RunEvidence) -> str:
 
 
 def describe(stats: ReportStats) -> str:
-    return "".join(f"error: {line}\n" for line in stats.unsound) + (
-        f"report: {stats.path} ({stats.runs} run(s), {stats.charts} chart(s), "
-        f"{stats.size / 1024:.0f} KiB, built in {stats.seconds:.2f} s)")
+    """The error lines (unsound runs), then the page's line."""
+    return "".join(f"error: {line}\n" for line in stats.unsound) + page_line(stats)
+
+
+def page_line(stats: ReportStats) -> str:
+    return (f"report: {stats.path} ({stats.runs} run(s), {stats.charts} chart(s), "
+            f"{stats.size / 1024:.0f} KiB, built in {stats.seconds:.2f} s)")
