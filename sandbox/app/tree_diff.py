@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.base import evidence as files
+from sandbox.base import evidence_read as read
 from sandbox.judge.repeat import Difference, differences
 from sandbox.run.observations import Observation
 
@@ -99,13 +100,15 @@ def compare_run(run: str, first: Sequence[Observation], second: Sequence[Observa
 
 
 def _observations(path: Path) -> list[Observation]:
-    if not path.is_file():
-        return []
-    return [Observation.from_record(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+    """Through the bounded reader (sandbox/base/evidence_read.py): a link, a FIFO, NaN is one line."""
+    text = read.read_text(path.parent, path.name) or ""
+    return [Observation.from_record(read.loads(line, str(path), f"line {n}"))
+            for n, line in enumerate(text.splitlines(), 1) if line.strip()]
 
 
 def _verdicts(path: Path) -> list[Mapping[str, object]]:
-    return json.loads(path.read_text()) if path.is_file() else []
+    found = read.read_json(path.parent, path.name)
+    return found if isinstance(found, list) else []
 
 
 def runs_in(folder: Path) -> dict[str, Path]:
