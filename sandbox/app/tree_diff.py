@@ -28,7 +28,6 @@ Pure but for reading the folders (runs_in, main).
 """
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
