@@ -5,7 +5,10 @@
 # (or quote()): a file named 'x$(touch pwned).toml' stays a name, a name with a
 # space stays one path. The recipes `exec` Python, so a signal to `just` (SIGTERM,
 # which just forwards) or to the recipe's process reaches Python itself, which
-# stops QEMU and records the run as interrupted. Every verb that takes a machine
+# stops QEMU and records the run as interrupted. The recipe's process is a small
+# parent (sandbox/app/supervisor.py) that forwards the signal to the Python doing
+# the work and exits 128 + n when that one is killed outright (137 for SIGKILL),
+# where `just` alone would say 1, the code of a failed expectation. Every verb that takes a machine
 # takes it as --machine NAME (x86_64, i386, armhf: sandbox/base/machines.py).
 #
 # Quiet: no recipe line is echoed, and a failing recipe adds no "recipe failed"
@@ -19,7 +22,7 @@ set positional-arguments
 
 python := "/usr/bin/python3"
 sandbox := "env PYTHONPATH=" + quote(justfile_directory()) + " Y2038_CALLER_DIR=" + quote(invocation_directory()) + " " + python + " -m sandbox"
-pytest := "env PYTHONPATH=" + quote(justfile_directory() + ":" + justfile_directory() + "/pytest") + " " + python + " -m pytest -c pytest/pytest.ini --rootdir ."
+pytest := "env PYTHONPATH=" + quote(justfile_directory() + ":" + justfile_directory() + "/pytest") + " " + python + " -m sandbox.app.supervisor -m pytest -c pytest/pytest.ini --rootdir ."
 
 # The recipes, in two groups: the user's, then the sandbox's own authors'.
 [private]

@@ -35,6 +35,7 @@ from sandbox.base import paths
 from sandbox.base.meter import line as progress_line
 from sandbox.report import text as report
 from sandbox.scenario import suite
+from sandbox.app import signals
 from sandbox.app.signals import install_signal_handlers
 from sandbox.app.jobs import run_and_judge
 from sandbox.report import html as html_report
@@ -212,7 +213,11 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
-    """results/<run>/report.html, once (not in xdist workers), when anything booted."""
+    """results/<run>/report.html, once (not in xdist workers), when anything booted.
+    A session a signal stopped exits 128 + n, as `python3 -m sandbox` does,
+    not pytest's 2 (sandbox/app/signals.py)."""
+    if signals.received and session.exitstatus == pytest.ExitCode.INTERRUPTED:
+        session.exitstatus = signals.exit_code_of(signals.received[0])
     config = session.config
     results = config.stash.get(RESULTS_KEY, None)
     if results is None or hasattr(config, "workerinput") or not any(results.rglob(files.RUN)):

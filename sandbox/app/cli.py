@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
         args.verb_parser.error(f"unrecognized arguments: {' '.join(rest)}")
     args.rest = rest
     install_signal_handlers()
-    lifeline.watch(lifeline.just_ancestors())  # the `just` above us killed: stop as for SIGTERM
+    lifeline.watch(lifeline.watched())  # our parent or the `just` above us killed: stop as for SIGTERM
     try:
         return int(args.func(args))
     except SandboxError as err:

@@ -9,6 +9,10 @@ command line names just, at most MAX_LEVELS up) and, when one is gone, sends
 itself SIGTERM: the handler of sandbox/app/cli.py unwinds, every QEMU is
 stopped and each run is recorded as `interrupted`, as for a signal.
 
+Under the parent of sandbox/app/supervisor.py (every `python3 -m sandbox`),
+the process watched first is that parent, then the `just` processes above it:
+a SIGKILL to the parent stops the child as one to `just` does.
+
 A watcher thread rather than prctl(PR_SET_PDEATHSIG): that fires when the
 parent *thread* that forked us ends, not only its process, and it reaches the
 parent alone, not the wrapper above it.
@@ -20,6 +24,8 @@ import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+
+from sandbox.app import supervisor
 
 MAX_LEVELS = 3
 """How far up the wrapper chain is looked for (node, the just binary, a shell)."""
@@ -64,6 +70,16 @@ def just_ancestors(pid: int | None = None) -> tuple[Ancestor, ...]:
         found.append(Ancestor(parent, parent_fields[19]))  # starttime, field 22 of stat
         current = parent
     return tuple(found)
+
+
+def watched() -> tuple[Ancestor, ...]:
+    """What this process watches: its supervising parent (when it has one)
+    and the `just` processes above that, else the `just` processes above it."""
+    if not supervisor.supervised():
+        return just_ancestors()
+    parent = os.getppid()
+    fields = _stat(parent)
+    return () if fields is None else (Ancestor(parent, fields[19]), *just_ancestors(parent))
 
 
 def alive(ancestor: Ancestor) -> bool:

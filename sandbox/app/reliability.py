@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandbox.app import reliability_evidence
+from sandbox.app import reliability_deaths
 from sandbox.app.reliability_files import BASE, OUTCOMES, PROBE, FileOutcome, try_malformed
 from sandbox.app.reliability_sections import Measure, Tally, measure_all
 from sandbox.base import evidence as files
@@ -65,6 +66,7 @@ WHAT = "`just reliability`: hostile or careless use, measured"
 SECTIONS: list[tuple[str, Measure]] = [
     # (name, measure) of each subject's module (sandbox/app/reliability_sections.py), one line each
     ("evidence", reliability_evidence.measure),
+    ("deaths", reliability_deaths.measure),
 ]
 
 # --------------------------------------------------------------------------

@@ -81,12 +81,13 @@ def run_files(files: list[Path], machine_name: str | None, label: str, warp: boo
     results = paths.new_results_dir(label)
     write_session(results)
     runs: list[JudgedRun] = []
+    scope = StopScope()
 
     def work(item: tuple[Scenario, Target], start: StartGuest) -> JudgedRun:
         scenario, target = item
         on = target.machine.name
         say(f"running {scenario.name} on {on} ({target.accel.name})")
-        return run_and_judge(target, scenario, results / scenario.slug / on, start)
+        return run_and_judge(target, scenario, results / scenario.slug / on, start, scope.check)
 
     def show(item: tuple[Scenario, Target], judged: JudgedRun) -> None:
         scenario, target = item
@@ -101,7 +102,7 @@ def run_files(files: list[Path], machine_name: str | None, label: str, warp: boo
                     or report.phase_tables(judged.record, scenario, judged.result)))
         print("PASSED" if judged.passed else shown(report.failure_report(judged.record, judged.result)))
 
-    run_side_by_side(work, planned, jobs, StopScope(), Guest, show)
+    run_side_by_side(work, planned, jobs, scope, Guest, show)
     session = Session(results)
     observations = session.path(OBSERVATIONS)
     with session.stream(OBSERVATIONS) as out:

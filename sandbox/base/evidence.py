@@ -96,9 +96,12 @@ JUNIT = "junit.xml"
 PAGE = "report.html"
 
 RUNNING = "running"
+JUDGING = "judging"
 KILLED = "killed"
-"""run.json's state while the run goes on, and what a reader calls a run
-whose state is still `running` when its process is gone."""
+"""run.json's state while the run goes on (`running`), and after the guest
+completed until its verdicts are written (`judging`, beside the outcome); and
+what a reader calls a run whose state is still one of them when its process
+is gone."""
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -193,20 +196,28 @@ class Evidence(_Folder):
         """run.json says `running`, with this process, until the run's
         outcome replaces it: a run killed outright (SIGKILL) is read back
         as `killed`, never as missing or clean."""
-        pid = os.getpid()
-        self.write_json(RUN, {"scenario": scenario, "machine": machine, "state": RUNNING,
-                              "pid": pid, "pid_start": _process_start(pid)})
+        self.write_json(RUN, {"scenario": scenario, "machine": machine, **this_process(RUNNING)})
+
+
+def this_process(state: str) -> dict[str, Any]:
+    """run.json's keys that tie a state (RUNNING, JUDGING) to this process."""
+    pid = os.getpid()
+    return {"state": state, "pid": pid, "pid_start": _process_start(pid)}
+
+
+def _process_gone(info: dict[str, Any]) -> bool:
+    pid = info.get("pid")
+    return not (isinstance(pid, int) and pid > 0 and _process_start(pid) == info.get("pid_start", ""))
 
 
 def state_of(info: dict[str, Any]) -> str:
-    """A run.json's state: its outcome; `running` while its process lives;
-    `killed` when the process that wrote `running` is gone."""
-    if "outcome" in info:
+    """A run.json's state: its outcome; `running` (or `judging`, after the
+    guest completed) while its process lives; `killed` when the process that
+    wrote `running` or `judging` is gone."""
+    state = info.get("state")
+    if "outcome" in info and state != JUDGING:
         return str(info["outcome"])
-    if info.get("state") != RUNNING:
+    if state not in (RUNNING, JUDGING):
         return "unknown"
-    pid = info.get("pid")
-    if isinstance(pid, int) and pid > 0 and _process_start(pid) == info.get("pid_start", ""):
-        return RUNNING
-    return KILLED
+    return KILLED if _process_gone(info) else str(state)
 

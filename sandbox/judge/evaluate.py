@@ -13,7 +13,10 @@ kind it names must be found.
 Judging is bounded: a `matches` that runs past its time limit fails its
 verdict (sandbox/scenario/patterns.py), and once JUDGE_SECONDS have passed
 the expectations not yet judged fail as "not judged" rather than keep the
-host busy after the guest has finished.
+host busy after the guest has finished. And it can be stopped: `stop` is
+called before each check (it raises Interrupted once the session was told to
+stop), a match lets the other threads run (patterns.search), so a signal
+while judging is acted on within MATCH_SECONDS.
 """
 from __future__ import annotations
 
@@ -132,12 +135,17 @@ def judge_observation(observation: Observation, expectation: Expectation,
     return _check_value(observation, expectation, is_time)
 
 
+def _no_stop() -> None:
+    pass
+
+
 def _checks(step: JudgedStep, expectation: Expectation, observations: list[Observation],
-            deadline: float) -> list[tuple[bool, str]]:
+            deadline: float, stop: Callable[[], None] = _no_stop) -> list[tuple[bool, str]]:
     def is_time(field: str) -> bool:
         return is_time_field(step, expectation.call, field)
     checks = []
     for observation in observations:
+        stop()
         if time.monotonic() > deadline:
             return [(False, f"not judged: judging ran past its {JUDGE_SECONDS:g} s")]
         try:
@@ -148,8 +156,8 @@ def _checks(step: JudgedStep, expectation: Expectation, observations: list[Obser
 
 
 def _verdict(step: JudgedStep, expectation: Expectation, observations: list[Observation],
-             deadline: float) -> Verdict:
-    checks = _checks(step, expectation, observations, deadline)
+             deadline: float, stop: Callable[[], None] = _no_stop) -> Verdict:
+    checks = _checks(step, expectation, observations, deadline, stop)
     texts = list(dict.fromkeys(text for _, text in checks))
     return Verdict(
         step=step.index,
@@ -184,7 +192,8 @@ def kernel_verdicts(expected: Iterable[str], findings: Iterable[Finding]) -> tup
 
 
 def evaluate(scenario: Scenario, machine: str, observations: Iterable[Observation],
-             findings: Iterable[Finding] = (), seconds: float = JUDGE_SECONDS) -> ScenarioResult:
+             findings: Iterable[Finding] = (), seconds: float = JUDGE_SECONDS,
+             stop: Callable[[], None] = _no_stop) -> ScenarioResult:
     """One verdict per expectation whose flavour runs on `machine`; a step's
     [step.expect-on.<machine>] replaces its expectations for the calls it names.
     And the kernel log's findings, against the scenario's expect-kernel.
@@ -197,7 +206,7 @@ def evaluate(scenario: Scenario, machine: str, observations: Iterable[Observatio
     deadline = time.monotonic() + seconds
     verdicts = tuple(
         _verdict(step, expectation, index.get((step.phase, step.probe, expectation.flavour, expectation.call), []),
-                 deadline)
+                 deadline, stop)
         for step, expectation in scenario.expectations_for(machine)
     )
     return ScenarioResult(scenario=scenario.name, machine=machine, verdicts=tuple(verdicts),

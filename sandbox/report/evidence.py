@@ -32,6 +32,7 @@ from sandbox.base import evidence_read as read
 from sandbox.base.errors import InputError, SandboxError
 from sandbox.judge.evaluate import Verdict
 from sandbox.run.observations import Observation
+from sandbox.run.record import INTERRUPTED
 from sandbox.scenario.catalogue import Catalogue
 from sandbox.scenario.model import Scenario
 from sandbox.scenario.userlands import Userlands
@@ -42,6 +43,8 @@ SCENARIO_COPY = files.SCENARIO_COPY
 SESSION_FILE = files.SESSION
 EVIDENCE_FILES = files.FILES
 """The files a run leaves, in the order the page links them."""
+DEATHS = (files.KILLED, INTERRUPTED)
+"""The outcomes of a run whose process was stopped by a signal (sandbox/run/record.py INTERRUPTED)."""
 
 
 @dataclass(frozen=True)
@@ -75,8 +78,10 @@ class RunEvidence:
 
     @property
     def ended_badly(self) -> bool:
-        """Killed, or evidence damaged: what `just report` exits non-zero for."""
-        return self.outcome == files.KILLED or bool(self.damage)
+        """Killed, interrupted by a signal, or evidence damaged: what `just
+        report` exits non-zero for (a run that did not complete is never a
+        clean page)."""
+        return self.outcome in DEATHS or bool(self.damage)
 
     @property
     def completed(self) -> bool:

@@ -32,6 +32,7 @@ from sandbox.base.evidence import KILLED, Session
 from sandbox.base.timefmt import format_time
 from sandbox.report import chart_files, timeline
 from sandbox.report.cells import KINDS, Cell, Phase, all_fields, headline, matrix
+from sandbox.run.record import INTERRUPTED
 from sandbox.scenario.comments import ScenarioComments, lines_naming, parse_comments
 from sandbox.report.evidence import (EVIDENCE_FILES, ResultsEvidence, RunEvidence, ScenarioReader,
                                      default_reader, read_results, read_run)
@@ -90,7 +91,7 @@ class ReportStats:
     size: int
     runs: int
     charts: int
-    unsound: tuple[str, ...] = ()  # a line per run killed, or whose evidence is damaged
+    unsound: tuple[str, ...] = ()  # a line per run killed or interrupted, or whose evidence is damaged
 
 
 def _e(text: object) -> str:
@@ -466,8 +467,10 @@ def write_report(folder: Path, reader: ScenarioReader | None = None, draw: bool 
 
 def unsound_line(run: RunEvidence) -> str:
     """'<scenario> on <machine>: killed (...)' or its damaged evidence, one line."""
-    why = ([f"killed: run.json still says running, and process {run.info.get('pid')} is gone"]
-           if run.outcome == KILLED else []) + list(run.damage)
+    why = ([f"killed: run.json still says {run.info.get('state')}, and process {run.info.get('pid')} is gone"]
+           if run.outcome == KILLED else
+           [f"did not complete: {run.info.get('detail') or 'interrupted'}"] if run.outcome == INTERRUPTED
+           else []) + list(run.damage)
     return f"{run.name} on {run.machine}: {'; '.join(why)} ({run.folder})"
 
 

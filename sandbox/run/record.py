@@ -32,7 +32,8 @@ OUTCOMES: dict[str, str] = {
     "guest-exited": "QEMU exited while the runner waited",
     "agent-error": "the agent's framing or a probe's output was not understood",
     ERROR: "the harness failed (a bug, or a host problem such as a full disk); traceback.txt says where",
-    INTERRUPTED: "a signal (SIGINT, SIGTERM, SIGHUP) stopped the run; QEMU was stopped with it",
+    INTERRUPTED: "a signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, ...: sandbox/app/signals.py) stopped "
+                 "the run, while the guest ran or while it was judged; QEMU was stopped with it",
 }
 """Every outcome a run can have, and what it means."""
 INFRASTRUCTURE = frozenset(OUTCOMES) - {COMPLETED, STEP_FAILED, INTERRUPTED}
@@ -93,10 +94,21 @@ class RunRecord:
         return self.outcome in INFRASTRUCTURE
 
 
-def write_evidence(record: RunRecord) -> None:
-    """observations.jsonl and run.json beside the console and kernel logs."""
+def write_evidence(record: RunRecord, judging: bool = False) -> None:
+    """observations.jsonl and run.json beside the console and kernel logs.
+    judging: the run is judged next; run.json says `judging` with this
+    process until write_run replaces it (a process killed meanwhile reads
+    back as killed, not as a completed run without verdicts)."""
     folder = Evidence(record.evidence)
     folder.write(files.OBSERVATIONS, "".join(json.dumps(o.to_record()) + "\n" for o in record.observations))
+    write_run(record, judging)
+    server_log = record.time_server.get("chronyd_log")
+    if server_log:  # the time server's chronyd, beside its console (sandbox/run/runner.py)
+        folder.server().write(files.CHRONYD_LOG, str(server_log))
+
+
+def write_run(record: RunRecord, judging: bool = False) -> None:
+    """run.json alone: the run's outcome (and, while judging, this process)."""
     summary = {
         "scenario": record.scenario, "machine": record.machine, "accel": record.accel, "warp": record.warp,
         "outcome": record.outcome, "detail": record.detail, "release": record.release,
@@ -109,8 +121,6 @@ def write_evidence(record: RunRecord) -> None:
         "findings": [str(f) for f in record.findings],
         "userlands": list(record.userlands),
         **({"time_server": dict(record.time_server)} if record.time_server else {}),
+        **(files.this_process(files.JUDGING) if judging else {}),
     }
-    folder.write_json(files.RUN, summary)  # last: its outcome replaces `running`
-    server_log = record.time_server.get("chronyd_log")
-    if server_log:  # the time server's chronyd, beside its console (sandbox/run/runner.py)
-        folder.server().write(files.CHRONYD_LOG, str(server_log))
+    Evidence(record.evidence).write_json(files.RUN, summary)  # last: its outcome replaces `running`

@@ -205,7 +205,7 @@ def _read_console(path: Path) -> list[str]:
 
 def run_scenario(scenario: Scenario, boot: BootRequest,
                  start: StartGuest = Guest, on_abort: Callable[[RunRecord], None] | None = None,
-                 server_boot: BootRequest | None = None) -> RunRecord:
+                 server_boot: BootRequest | None = None, judged_next: bool = False) -> RunRecord:
     """Boot, run every step, and always leave the evidence in `evidence`.
 
     A guest failure (hang, panic, oops, QEMU gone) is an outcome. Anything
@@ -214,7 +214,9 @@ def run_scenario(scenario: Scenario, boot: BootRequest,
     record (to write its report) before the exception goes on. `boot` is
     complete (sandbox/run/prepare.py: nothing builds here); a scenario with a
     [time-server] needs `server_boot`, the server guest's boot. The evidence
-    goes to boot.evidence."""
+    goes to boot.evidence. judged_next: a completed run's run.json says
+    `judging` with this process until the caller writes its verdicts
+    (sandbox/app/jobs.py)."""
     evidence = boot.evidence
     folder = Evidence(evidence)
     folder.mark_running(scenario.name, boot.machine.name)
@@ -264,7 +266,7 @@ def run_scenario(scenario: Scenario, boot: BootRequest,
                        progress.boot_seconds, tuple(progress.observations), tuple(progress.records),
                        findings, evidence, boot.userlands, scenario.warp, progress.boot_phases,
                        server.summary() if server is not None else {})
-    write_evidence(record)
+    write_evidence(record, judging=judged_next and record.completed)
     if aborted is not None:
         if on_abort is not None:
             on_abort(record)

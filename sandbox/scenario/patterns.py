@@ -77,9 +77,12 @@ def check(pattern: str) -> str:
 
 
 def search(pattern: str, text: str, seconds: float | None = None) -> regex.Match[str] | None:
-    """The first match of a checked pattern in text, within `seconds` (MATCH_SECONDS)."""
+    """The first match of a checked pattern in text, within `seconds`
+    (MATCH_SECONDS). concurrent: the match lets go of the GIL, so the main
+    thread's signal handler runs while a worker thread judges (without it a
+    match that backtracks held every thread for its whole second)."""
     seconds = MATCH_SECONDS if seconds is None else seconds
     try:
-        return regex.search(pattern, text, FLAGS, timeout=max(seconds, 0.001))
+        return regex.search(pattern, text, FLAGS, timeout=max(seconds, 0.001), concurrent=True)
     except TimeoutError:
         raise PatternTimeout(f"/{pattern[:40]}/ ran past its limit of {seconds:g} s") from None
