@@ -22,6 +22,7 @@ from typing import Callable
 import pytest
 
 from sandbox.app.reliability import SIGNALS, signal_trial
+from sandbox.app.reliability_deaths import CASES, death_trial
 from sandbox.guest.target import Target
 
 pytestmark = pytest.mark.skipif(shutil.which("just") is None, reason="`just` is not installed")
@@ -48,3 +49,29 @@ def test_the_just_binary_alone(y2038_target: Callable[..., Target], tmp_path: Pa
     # the README's pin and docs/reliability.md would then be out of date.
     assert trial.report_kept and trial.outcome == "completed", trial
     assert trial.gone_after is not None, trial
+
+
+# Issue 44, item 3: a death is never a verdict (sandbox/app/reliability_deaths.py).
+DEATHS_RUN = [(t, s, d) for t, s, d in CASES if d == "run"]
+DEATHS_JUDGING = [(t, s, d) for t, s, d in CASES if d == "judging"]
+
+
+def _case_id(case: object) -> str:
+    return signal.Signals(case).name if isinstance(case, int) else str(case)
+
+
+@pytest.mark.parametrize("target, signum, during", DEATHS_RUN + DEATHS_JUDGING, ids=_case_id)
+def test_a_death_is_never_a_verdict(y2038_target: Callable[..., Target], tmp_path: Path,
+                                    target: str, signum: int, during: str) -> None:
+    """Each fatal signal to the Python doing the work, SIGKILL/SIGTERM/SIGINT
+    to `just`, SIGKILL to the parent, while the guest waits or while the run
+    is judged: `just run` exits 128 + n, run.json says interrupted or killed,
+    `just report` on the folder exits non-zero, no QEMU is left."""
+    y2038_target("x86_64")
+    death = death_trial(target, signum, tmp_path, during)
+    assert death.state in ("interrupted", "killed") and death.report_exit == 3, death
+    assert death.qemu_left == 0, death
+    if target == "supervisor":  # the parent is the recipe's process: `just` gives its own 1 (docs/reliability.md)
+        assert death.state == "interrupted", death  # the child saw it gone (its lifeline)
+        return
+    assert death.exit_code == 128 + signum and not death.false_pass, death

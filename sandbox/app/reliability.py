@@ -189,7 +189,8 @@ def signal_trial(target: str, signum: int, folder: Path, wait: int = 20) -> Sign
         time.sleep(0.3)
         capeff = ",".join(f"{privileges.effective(pid) or 0:016x}" for pid in qemu_of(results))
         tree = _descendants(proc.pid)
-        python = next(p for p in tree if "sandbox" in _cmdline(p) and "run" in _cmdline(p))
+        # the Python doing the work: the last (under sandbox/app/supervisor.py's parent, the child)
+        python = [p for p in tree if "sandbox" in _cmdline(p) and "run" in _cmdline(p)][-1]
         binary = next((p for p in [proc.pid, *tree] if Path(_cmdline(p)[0]).name == "just"
                        and _cmdline(p)[0] != "node"), proc.pid)
         pid = {"just": proc.pid, "just binary": binary, "python": python}.get(target)
