@@ -51,7 +51,7 @@ def test_the_just_binary_alone(y2038_target: Callable[..., Target], tmp_path: Pa
     assert trial.gone_after is not None, trial
 
 
-# Issue 44, item 3: a death is never a verdict (sandbox/app/reliability_deaths.py).
+# A death is never a verdict (sandbox/app/reliability_deaths.py).
 DEATHS_RUN = [(t, s, d) for t, s, d in CASES if d == "run"]
 DEATHS_JUDGING = [(t, s, d) for t, s, d in CASES if d == "judging"]
 

@@ -1,4 +1,4 @@
-"""A death is never a verdict (issue 44, item 3): every fatal signal Python
+"""A death is never a verdict: every fatal signal Python
 can catch ends the command line with 128 + n, SIGKILL too (through the parent
 of sandbox/app/supervisor.py), and a run stopped while it is judged says
 `interrupted` (a signal) or `killed` (SIGKILL) in its run.json, never

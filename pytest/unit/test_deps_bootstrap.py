@@ -29,6 +29,8 @@ class OnlyStdlib(importlib.abc.MetaPathFinder):
         raise ModuleNotFoundError(f"No module named {name!r} (not on a fresh machine)")
 
 sys.meta_path.insert(0, OnlyStdlib())
+import os
+os.environ["Y2038_SUPERVISOR"] = str(os.getppid())  # as sandbox/app/supervisor.py's child: the verb runs here
 if sys.argv[1] == "--all-missing":  # every package missing, as a user, not root: deps stops where it would install
     import os
     from sandbox.build import deps

@@ -1,4 +1,4 @@
-"""`just reliability`'s deaths section (issue 44, item 3): a death is never a verdict.
+"""`just reliability`'s deaths section: a death is never a verdict.
 
 A waiting scenario runs through `just run` (x86_64, booted); once the guest
 has answered, a signal goes to the Python doing the work, to `just` (the
@@ -22,7 +22,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from sandbox.app.reliability_sections import Section, Tally
 from sandbox.app.signals import FATAL_SIGNALS, STOP_SIGNALS
@@ -74,17 +73,63 @@ class Death:
                 or self.report_exit in (0, None))
 
 
-def _trial_tools() -> Any:
-    """sandbox/app/reliability.py's signal-trial helpers, imported when a
-    trial runs (reliability.py imports this module for SECTIONS)."""
-    from sandbox.app import reliability
-    return reliability
+WAITING = """\
+title = "a guest that waits, to be killed"
+rtc = "2038-01-19T03:13:50Z"
+machines = ["x86_64"]
+timeout = 60
+warp = false
+
+[[step]]
+phase = "before"
+probe = "clock"
+flavours = ["time64"]
+
+[step.expect.time64.clock_gettime]
+errno = "none"
+
+[[step]]
+wait = 20
+"""
+"""The wait takes wall time (no time warp), for the signal to land in it."""
+
+
+def _cmdline(pid: int) -> list[str]:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().decode("utf-8", "replace").split("\0")
+    except OSError:
+        return []
+
+
+def _descendants(pid: int) -> list[int]:
+    found, pending = [], [pid]
+    while pending:
+        parent = pending.pop()
+        try:
+            children = [int(c) for c in Path(f"/proc/{parent}/task/{parent}/children").read_text().split()]
+        except OSError:
+            children = []
+        found += children
+        pending += children
+    return found
+
+
+def qemu_of(results: Path) -> list[int]:
+    """The QEMU processes whose command line names this results folder."""
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit()
+            and (argv := _cmdline(int(p.name))) and argv[0].startswith("qemu-system") and str(results) in " ".join(argv)]
+
+
+def _wait_for(condition: Callable[[], object], seconds: float, step: float = 0.05) -> object:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and not condition():
+        time.sleep(step)
+    return condition()
 
 
 def _workers(root: int) -> list[int]:
     """The `sandbox run` Pythons below `root`: the parent first, the one doing the work last."""
-    tools = _trial_tools()
-    return [p for p in tools._descendants(root) if "sandbox" in tools._cmdline(p) and "run" in tools._cmdline(p)]
+    return [p for p in _descendants(root) if "sandbox" in _cmdline(p) and "run" in _cmdline(p)]
 
 
 def _run_json(results: Path) -> dict[str, object]:
@@ -110,13 +155,11 @@ def _judging(results: Path) -> Callable[[], bool]:
 def death_trial(target: str, signum: int, folder: Path, during: str = "run") -> Death:
     """`just run` a scenario, signal `target` while the guest waits (during
     "run") or while the run is judged ("judging"), and read back what is left."""
-    tools = _trial_tools()
-    qemu_of, _wait_for = tools.qemu_of, tools._wait_for
     just = shutil.which("just")
     if just is None:
         raise SandboxError("`just` is not installed (npm install -g rust-just)")
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "s.toml").write_text(tools.SLOW.format(wait=20) if during == "run" else JUDGING)
+    (folder / "s.toml").write_text(WAITING if during == "run" else JUDGING)
     results = folder / "results"
     proc = subprocess.Popen([just, "--justfile", str(paths.REPO / "justfile"), "--working-directory", str(folder),
                              "run", "s.toml"], env=dict(os.environ, Y2038_RESULTS=str(results)),
