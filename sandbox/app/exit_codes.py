@@ -3,7 +3,9 @@ expectations failed, 2 bad input or a build problem, 3 the guest panicked,
 oopsed, hung or lost its agent, or the harness itself failed (infrastructure,
 not the scenario), 4 a step that must succeed (a clock move, a sysctl, a
 mount) failed in a healthy guest; 128 + n a signal n stopped it (130 SIGINT,
-143 SIGTERM, 129 SIGHUP), the run recorded as interrupted."""
+143 SIGTERM, 129 SIGHUP, 131 SIGQUIT, 138 SIGUSR1: sandbox/app/signals.py), the
+run recorded as interrupted, or killed it outright (137 SIGKILL, set by the
+parent of sandbox/app/supervisor.py), the run read back as killed."""
 from __future__ import annotations
 
 from sandbox.judge.judged import JudgedRun
